@@ -1,0 +1,37 @@
+/** Operator actions behind the CLI: companies, API keys and webhook secrets. */
+import { newCredentials, newWebhookSecret } from "../auth/credentials.ts";
+import type { ApiKeyRecord, Company, Store } from "../store/store.ts";
+
+export interface CreatedKey {
+  keyId: string;
+  companyId: number;
+  apiKey: string;
+  /** Shown once; only its hash is stored. */
+  secret: string;
+}
+
+export const createCompany = (store: Store, input: { companyId?: number; name: string }): Promise<Company> => store.createCompany(input);
+
+/** Creates a key; creates the company first when it does not exist yet. */
+export async function createKey(store: Store, input: { companyId: number; name?: string }): Promise<CreatedKey> {
+  if (!(await store.getCompany(input.companyId))) {
+    await store.createCompany({ companyId: input.companyId, name: `Company ${input.companyId}` });
+  }
+  const credentials = newCredentials(input.companyId);
+  await store.createApiKey({ companyId: input.companyId, keyId: credentials.keyId, name: input.name ?? null, secretHash: credentials.secretHash });
+  return { keyId: credentials.keyId, companyId: input.companyId, apiKey: credentials.apiKey, secret: credentials.secret };
+}
+
+export const listKeys = (store: Store, companyId: number): Promise<ApiKeyRecord[]> => store.listApiKeys(companyId);
+
+export const revokeKey = (store: Store, keyId: string): Promise<ApiKeyRecord | undefined> => store.revokeApiKey(keyId);
+
+/** The company's webhook signing secret; made on first use, replaced with `rotate`. */
+export async function webhookSecret(store: Store, companyId: number, rotate: boolean): Promise<{ companyId: number; secret: string } | undefined> {
+  if (!(await store.getCompany(companyId))) return undefined;
+  const existing = rotate ? undefined : await store.getWebhookSecret(companyId);
+  if (existing) return { companyId, secret: existing };
+  const secret = newWebhookSecret();
+  await store.setWebhookSecret(companyId, secret);
+  return { companyId, secret };
+}

@@ -1,0 +1,88 @@
+/**
+ * buildApp(config, deps) -> a ready Fastify instance. It never listens: tests use inject, and
+ * server.ts decides where to listen.
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import type { AppContext } from "./app-context.ts";
+import { createBearerGuard } from "./auth/guard.ts";
+import { KeyStatusCache } from "./auth/key-status.ts";
+import { TokenService } from "./auth/tokens.ts";
+import type { Config } from "./config.ts";
+import { installErrorHandling } from "./errors.ts";
+import { createValidatorCompiler } from "./http/validation.ts";
+import { createLogger } from "./logger.ts";
+import type { Store } from "./store/store.ts";
+import { registerAuthorityRvdm } from "./surfaces/authority-rvdm/index.ts";
+import { registerLogin } from "./surfaces/login/authenticate.ts";
+import { registerOps } from "./surfaces/ops/index.ts";
+import { registerVlmMad } from "./surfaces/vlm-mad/ping.ts";
+
+export interface AppDeps {
+  store: Store;
+  logger?: FastifyBaseLogger;
+}
+
+export async function createAppContext(config: Config, store: Store): Promise<AppContext> {
+  const secret = config.jwtSecret ?? (await store.getOrCreateSigningSecret(randomBytes(48).toString("base64url")));
+  const tokens = new TokenService({ secret, issuer: config.jwtIssuer, audience: config.jwtAudience, ttlSeconds: config.tokenTtlSeconds });
+  const keyStatus = new KeyStatusCache(store);
+  return { config, store, tokens, keyStatus, bearerGuard: createBearerGuard(tokens, keyStatus) };
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
+
+export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
+  const ctx = await createAppContext(config, deps.store);
+  const app = Fastify({
+    loggerInstance: deps.logger ?? createLogger(config),
+    bodyLimit: config.maxBodyBytes,
+    routerOptions: { caseSensitive: false, ignoreTrailingSlash: true },
+    requestIdHeader: false,
+    // An upstream proxy's request id is kept when it looks like one, so logs join up.
+    genReqId: (request) => {
+      const incoming = request.headers["x-request-id"];
+      return typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    onProtoPoisoning: "error",
+    onConstructorPoisoning: "error",
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(createValidatorCompiler());
+  app.removeContentTypeParser(["text/plain"]);
+
+  const routePatterns: Array<{ method: string; pattern: RegExp }> = [];
+  app.addHook("onRoute", (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const pattern = new RegExp(`^${route.url.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z]+/g, "[^/]+")}/?$`, "i");
+    for (const method of methods) routePatterns.push({ method, pattern });
+  });
+  installErrorHandling(app, (url) => {
+    const path = url.split("?")[0] ?? url;
+    return [...new Set(routePatterns.filter((route) => route.pattern.test(path)).map((route) => route.method))];
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: {
+        title: "Work-Item API",
+        version: "1.0.0",
+        description:
+          "Hand Authority RVDM registration work to the bot and get the results back. Exchange your API key and secret for a 20-minute token at POST /api/Login/Authenticate, then send it as `Authorization: Bearer <token>`.",
+      },
+      components: { securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" } } },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: "/docs", uiConfig: { validatorUrl: null, docExpansion: "list", deepLinking: true } });
+  app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+
+  await registerOps(app, ctx);
+  await registerLogin(app, ctx);
+  await registerAuthorityRvdm(app, ctx);
+  await registerVlmMad(app, ctx);
+  return app;
+}

@@ -1,0 +1,84 @@
+/**
+ * The admin CLI: `npm run cli -- <command> [flags]`. A thin layer over src/admin; `--json`
+ * prints exactly one JSON document on stdout. Exit codes: 0 done, 1 failed, 2 usage.
+ */
+import { parseArgs } from "node:util";
+import { ConfigError, loadConfig } from "../config.ts";
+import { openStore } from "../store/open-store.ts";
+import { CommandFailedError, UsageError, type Command } from "./command.ts";
+import { companiesCreate } from "./commands/companies.ts";
+import { keysCreate, keysList, keysRevoke } from "./commands/keys.ts";
+import { webhooksSecret } from "./commands/webhooks.ts";
+
+export const commands: Command[] = [companiesCreate, keysCreate, keysList, keysRevoke, webhooksSecret];
+
+function usage(): string {
+  const width = Math.max(...commands.map((c) => c.usage.length));
+  return [
+    "usage: npm run cli -- <command> [flags]",
+    "",
+    ...commands.map((c) => `  ${c.usage.padEnd(width)}  ${c.summary}`),
+    "",
+    "Every command accepts --json. Storage comes from DATABASE_URL (default sqlite:./data/work-item-api.db).",
+  ].join("\n");
+}
+
+export async function runCli(argv: string[]): Promise<number> {
+  const words = argv.filter((a) => !a.startsWith("-")).slice(0, 2).join(" ");
+  if (argv.length === 0 || argv.includes("--help") || argv.includes("-h")) {
+    process.stdout.write(`${usage()}\n`);
+    return argv.length === 0 ? 2 : 0;
+  }
+  const command = commands.find((c) => c.name === words);
+  if (!command) {
+    process.stderr.write(`unknown command: ${JSON.stringify(words)}\n\n${usage()}\n`);
+    return 2;
+  }
+  let flags;
+  try {
+    const parsed = parseArgs({ args: argv, options: { ...command.options, json: { type: "boolean" } }, allowPositionals: true, strict: true });
+    if (parsed.positionals.length > 2) throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[2])}`);
+    flags = parsed.values;
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\nusage: npm run cli -- ${command.usage}\n`);
+    return 2;
+  }
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`configuration error: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+  const store = await openStore(config.store);
+  try {
+    const result = await command.run({ store, config, flags });
+    process.stdout.write(flags.json ? `${JSON.stringify(result)}\n` : `${command.human(result)}\n`);
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`${error.message}\n\nusage: npm run cli -- ${command.usage}\n`);
+      return 2;
+    }
+    if (error instanceof CommandFailedError) {
+      process.stderr.write(`${command.name}: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  } finally {
+    await store.close();
+  }
+}
+
+runCli(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,157 @@
+/**
+ * The only reader of `process.env`. The environment is parsed once, against one TypeBox
+ * schema with defaults, into a frozen `Config` that is passed down to everything else.
+ */
+import { dirname, resolve } from "node:path";
+import { Cron } from "croner";
+import { Type, type Static } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+
+const Int = (minimum: number, maximum: number, def: number, description: string) =>
+  Type.Integer({ minimum, maximum, default: def, description });
+
+/** Environment variables, their defaults and meaning (SPEC §0, §8). The README table mirrors it. */
+export const EnvSchema = Type.Object({
+  PORT: Int(0, 65535, 8080, "port the API listens on"),
+  HOST: Type.String({ minLength: 1, default: "0.0.0.0", description: "address the API listens on" }),
+  ROLE: Type.Union([Type.Literal("all"), Type.Literal("api"), Type.Literal("worker")], {
+    default: "all",
+    description: "all = API + bot + webhook dispatcher; api = HTTP only; worker = bot + dispatcher only",
+  }),
+  DATABASE_URL: Type.String({
+    pattern: "^(sqlite:.+|postgres(ql)?://.+)$",
+    default: "sqlite:./data/work-item-api.db",
+    description: "sqlite:<path> or postgres://…",
+  }),
+  JWT_SECRET: Type.Optional(
+    Type.String({ minLength: 32, description: "HS256 key (UTF-8 bytes of the text); generated and kept in the data folder when unset" }),
+  ),
+  JWT_ISSUER: Type.String({ minLength: 1, default: "work-item-api", description: "iss claim of issued tokens" }),
+  JWT_AUDIENCE: Type.String({ minLength: 1, default: "work-item-api", description: "aud claim of issued tokens" }),
+  TOKEN_TTL_SECONDS: Int(1, 86400, 1200, "token lifetime in seconds"),
+  TZ: Type.String({ minLength: 1, default: "UTC", description: "time zone of the Ping text" }),
+  BATCH_MAX_ITEMS: Int(1, 1_000_000, 1000, "items per batch before a new one opens"),
+  MAX_BODY_BYTES: Int(1024, 10_485_760, 65536, "request body limit in bytes"),
+  BOT_SCHEDULE: Type.String({ minLength: 1, default: "* * * * *", description: "cron of the bot's runs" }),
+  BOT_LEASE_SECONDS: Int(1, 86400, 300, "how long a worker holds a claimed batch"),
+  BOT_MAX_ATTEMPTS: Int(1, 100, 5, "transient failures before an item fails with AUTHORITY_UNAVAILABLE"),
+  BOT_CONCURRENCY: Int(1, 256, 8, "items a worker submits to the authority at once"),
+  AUTHORITY_URL: Type.Optional(Type.String({ pattern: "^https?://.+", description: "authority adapter endpoint; unset = built-in simulator" })),
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: Type.Boolean({ default: false, description: "allow webhook targets in private ranges" }),
+  RATE_LIMIT_TENANT_RPS: Int(0, 1_000_000, 200, "per-company sustained requests per second; 0 turns it off"),
+  RATE_LIMIT_TENANT_BURST: Int(0, 1_000_000, 400, "per-company burst size"),
+  LOGIN_FAILURES_PER_MINUTE: Int(0, 1_000_000, 10, "failed logins per API key and per client address; 0 turns it off"),
+  REDIS_URL: Type.Optional(Type.String({ pattern: "^rediss?://.+", description: "share rate-limit state across processes" })),
+  METRICS_ENABLED: Type.Boolean({ default: true, description: "serve /metrics" }),
+  LOG_LEVEL: Type.Union(
+    ["fatal", "error", "warn", "info", "debug", "trace", "silent"].map((level) => Type.Literal(level)),
+    { default: "info", description: "pino log level" },
+  ),
+});
+export type Env = Static<typeof EnvSchema>;
+
+export type StoreLocation = { kind: "sqlite"; path: string } | { kind: "postgres"; url: string };
+
+export interface Config {
+  port: number;
+  host: string;
+  role: Env["ROLE"];
+  store: StoreLocation;
+  /** Folder for the embedded database and generated keys. */
+  dataDir: string;
+  jwtSecret: string | undefined;
+  jwtIssuer: string;
+  jwtAudience: string;
+  tokenTtlSeconds: number;
+  timeZone: string;
+  batchMaxItems: number;
+  maxBodyBytes: number;
+  botSchedule: string;
+  botLeaseSeconds: number;
+  botMaxAttempts: number;
+  botConcurrency: number;
+  authorityUrl: string | undefined;
+  webhookAllowPrivateNetworks: boolean;
+  rateLimitTenantRps: number;
+  rateLimitTenantBurst: number;
+  loginFailuresPerMinute: number;
+  redisUrl: string | undefined;
+  metricsEnabled: boolean;
+  logLevel: Env["LOG_LEVEL"];
+}
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+type EnvSource = Record<string, string | undefined>;
+
+/** Parses the environment; throws a one-line `ConfigError` naming the first bad variable. */
+export function loadConfig(source: EnvSource = process.env, overrides: Partial<EnvSource> = {}): Config {
+  const raw: Record<string, unknown> = {};
+  for (const name of Object.keys(EnvSchema.properties)) {
+    const value = overrides[name] ?? source[name];
+    if (value !== undefined && value !== "") raw[name] = value;
+  }
+  const defaulted = Value.Default(EnvSchema, raw) as Record<string, unknown>;
+  const converted = Value.Convert(EnvSchema, defaulted) as Record<string, unknown>;
+  const firstError = Value.Errors(EnvSchema, converted).First();
+  if (firstError) {
+    const name = firstError.path.replace(/^\//, "").split("/")[0] || "environment";
+    const shown = name in raw ? ` (got ${JSON.stringify(raw[name])})` : "";
+    const described = (EnvSchema.properties as Record<string, { description?: string }>)[name]?.description;
+    throw new ConfigError(`${name}: ${firstError.message}${shown}${described ? `; expected ${described}` : ""}`);
+  }
+  const env = converted as Env;
+  checkTimeZone(env.TZ);
+  checkCron(env.BOT_SCHEDULE);
+  const store = parseStoreLocation(env.DATABASE_URL);
+  return Object.freeze({
+    port: env.PORT,
+    host: env.HOST,
+    role: env.ROLE,
+    store,
+    dataDir: store.kind === "sqlite" ? dirname(store.path) : resolve("data"),
+    jwtSecret: env.JWT_SECRET,
+    jwtIssuer: env.JWT_ISSUER,
+    jwtAudience: env.JWT_AUDIENCE,
+    tokenTtlSeconds: env.TOKEN_TTL_SECONDS,
+    timeZone: env.TZ,
+    batchMaxItems: env.BATCH_MAX_ITEMS,
+    maxBodyBytes: env.MAX_BODY_BYTES,
+    botSchedule: env.BOT_SCHEDULE,
+    botLeaseSeconds: env.BOT_LEASE_SECONDS,
+    botMaxAttempts: env.BOT_MAX_ATTEMPTS,
+    botConcurrency: env.BOT_CONCURRENCY,
+    authorityUrl: env.AUTHORITY_URL,
+    webhookAllowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    rateLimitTenantRps: env.RATE_LIMIT_TENANT_RPS,
+    rateLimitTenantBurst: env.RATE_LIMIT_TENANT_BURST,
+    loginFailuresPerMinute: env.LOGIN_FAILURES_PER_MINUTE,
+    redisUrl: env.REDIS_URL,
+    metricsEnabled: env.METRICS_ENABLED,
+    logLevel: env.LOG_LEVEL,
+  });
+}
+
+function parseStoreLocation(url: string): StoreLocation {
+  if (url.startsWith("sqlite:")) return { kind: "sqlite", path: resolve(url.slice("sqlite:".length)) };
+  return { kind: "postgres", url };
+}
+
+function checkTimeZone(timeZone: string): void {
+  try {
+    new Intl.DateTimeFormat("en-GB", { timeZone });
+  } catch {
+    throw new ConfigError(`TZ: unknown time zone ${JSON.stringify(timeZone)}; expected an IANA name such as UTC or Europe/Amsterdam`);
+  }
+}
+
+function checkCron(expression: string): void {
+  try {
+    new Cron(expression, { paused: true }).stop();
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new ConfigError(`BOT_SCHEDULE: ${JSON.stringify(expression)} is not a cron expression (${reason}); expected e.g. "* * * * *"`);
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * Glossary
+ * - Company (tenant): an integrator's organisation. Every row belongs to one; every query is
+ *   scoped by `company_id`, taken from the `CompanyId` claim of the caller's token.
+ * - API key: a long-lived credential pair (`apiKey` + secret) of one company, exchanged for a
+ *   20-minute JWT. The secret is stored only as a hash.
+ * - Work type: the kind of registration work, e.g. `AuthorityRvdm` (animal-manure transport
+ *   documents filed with the Authority).
+ * - Work item: one unit of registration work submitted by an integrator.
+ * - Work batch: the container the bot picks up. A company has at most one `Open` batch per work
+ *   type; new items are appended to it until it is full or the bot closes it.
+ * - Bot: the scheduled worker that closes batches, files their items with the Authority through
+ *   the authority adapter, and records each outcome.
+ * - Translation object: `{ sendValue, documentValue? }`; the value sent to the Authority and,
+ *   optionally, the text printed on the document.
+ *
+ * These TypeBox schemas are the single source of the wire shapes: the routes validate and
+ * serialise with them, the OpenAPI document is generated from them, and the SDK derives its
+ * types from them.
+ */
+import { Type, type Static, type TSchema } from "@sinclair/typebox";
+
+export const WORK_TYPE_AUTHORITY_RVDM = "AuthorityRvdm";
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const Timestamp = (description: string) => Type.String({ format: "date-time", description, examples: ["2026-11-21T14:03:12.000Z"] });
+
+export const WorkItemStatus = Type.Union(
+  [Type.Literal("New"), Type.Literal("InProgress"), Type.Literal("Successful"), Type.Literal("Failed"), Type.Literal("Cancelled")],
+  { description: "New → InProgress → Successful | Failed; New → Cancelled", examples: ["New"] },
+);
+export type WorkItemStatus = Static<typeof WorkItemStatus>;
+export const TERMINAL_ITEM_STATUSES: readonly WorkItemStatus[] = ["Successful", "Failed", "Cancelled"];
+
+export const WorkBatchStatus = Type.Union(
+  [Type.Literal("Open"), Type.Literal("Closed"), Type.Literal("Processing"), Type.Literal("Completed")],
+  { description: "Open → Closed → Processing → Completed", examples: ["Open"] },
+);
+export type WorkBatchStatus = Static<typeof WorkBatchStatus>;
+
+export const BatchKey = Type.Object(
+  {
+    workBatchId: Type.Integer({ minimum: 1, description: "the batch the item landed in", examples: [17] }),
+    workItemId: Type.Integer({ minimum: 1, description: "the item", examples: [4711] }),
+  },
+  { title: "WorkItemBatchKey" },
+);
+export type BatchKey = Static<typeof BatchKey>;
+
+export const FieldReason = Type.Object({
+  field: Type.String({ examples: ["senderChamberOfCommerceNo"] }),
+  message: Type.String({ examples: ["must be 8 digits"] }),
+});
+
+export const WorkItemResult = Type.Object(
+  {
+    registrationNumber: Type.String({ examples: ["RVDM-2026-000123"] }),
+    registeredAt: Timestamp("when the Authority registered the item"),
+  },
+  { title: "WorkItemResult" },
+);
+export type WorkItemResult = Static<typeof WorkItemResult>;
+
+export const WorkItemError = Type.Object(
+  {
+    code: Type.String({ examples: ["AUTHORITY_REJECTED"] }),
+    message: Type.String({ examples: ["The Authority rejected the item."] }),
+    details: Type.Array(FieldReason),
+  },
+  { title: "WorkItemError" },
+);
+export type WorkItemError = Static<typeof WorkItemError>;
+
+export const WorkItemView = Type.Object(
+  {
+    workItemId: Type.Integer({ minimum: 1, examples: [4711] }),
+    workBatchId: Type.Integer({ minimum: 1, examples: [17] }),
+    workType: Type.String({ examples: [WORK_TYPE_AUTHORITY_RVDM] }),
+    status: WorkItemStatus,
+    customerReference: Type.String({ examples: ["ORDER-2026-0042"] }),
+    documentReference: Nullable(Type.String()),
+    webhookUrl: Nullable(Type.String()),
+    request: Type.Record(Type.String(), Type.Unknown(), { description: "the submitted body, normalised" }),
+    result: Nullable(WorkItemResult),
+    error: Nullable(WorkItemError),
+    attempts: Type.Integer({ minimum: 0, description: "transient failures so far", examples: [0] }),
+    createdAt: Timestamp("when the item was accepted"),
+    updatedAt: Timestamp("when the item last changed"),
+    completedAt: Nullable(Timestamp("when the item reached a terminal status")),
+  },
+  { title: "WorkItemView" },
+);
+export type WorkItemView = Static<typeof WorkItemView>;
+
+export const WorkBatchCounts = Type.Object({
+  new: Type.Integer({ minimum: 0 }),
+  inProgress: Type.Integer({ minimum: 0 }),
+  successful: Type.Integer({ minimum: 0 }),
+  failed: Type.Integer({ minimum: 0 }),
+  cancelled: Type.Integer({ minimum: 0 }),
+});
+export type WorkBatchCounts = Static<typeof WorkBatchCounts>;
+
+export const WorkBatchView = Type.Object(
+  {
+    workBatchId: Type.Integer({ minimum: 1, examples: [17] }),
+    workType: Type.String({ examples: [WORK_TYPE_AUTHORITY_RVDM] }),
+    status: WorkBatchStatus,
+    createdAt: Timestamp("when the batch opened"),
+    closedAt: Nullable(Timestamp("when the batch stopped taking items")),
+    completedAt: Nullable(Timestamp("when every item of the batch was terminal")),
+    counts: WorkBatchCounts,
+  },
+  { title: "WorkBatchView" },
+);
+export type WorkBatchView = Static<typeof WorkBatchView>;
+
+export const WorkItemPage = Type.Object(
+  {
+    items: Type.Array(WorkItemView),
+    nextCursor: Nullable(Type.String({ description: "pass as cursor to get the next page; null on the last page" })),
+  },
+  { title: "WorkItemPage" },
+);
+export type WorkItemPage = Static<typeof WorkItemPage>;
+
+export const emptyCounts = (): WorkBatchCounts => ({ new: 0, inProgress: 0, successful: 0, failed: 0, cancelled: 0 });
+
+const countKeyByStatus: Record<WorkItemStatus, keyof WorkBatchCounts> = {
+  New: "new",
+  InProgress: "inProgress",
+  Successful: "successful",
+  Failed: "failed",
+  Cancelled: "cancelled",
+};
+export const countKeyFor = (status: WorkItemStatus) => countKeyByStatus[status];

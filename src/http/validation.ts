@@ -1,0 +1,34 @@
+/**
+ * Two Ajv instances: bodies are validated strictly (no type coercion; the compatibility layer
+ * does the few conversions the SPEC allows), while path, query and headers, which arrive as
+ * text, are coerced. Both report every problem at once.
+ */
+import { Ajv, type Options } from "ajv";
+import addFormats from "ajv-formats";
+import type { FastifySchemaCompiler } from "fastify";
+
+/** ISO 8601 date-time; the offset may be left out (then it means UTC), as .NET clients do. */
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,7})?)?(Z|[+-]\d{2}:?\d{2})?$/i;
+export const isIsoDateTime = (text: string) => ISO_DATE_TIME.test(text) && !Number.isNaN(Date.parse(/[zZ]|[+-]\d{2}:?\d{2}$/.test(text) ? text : `${text}Z`));
+
+function createAjv(options: Options): Ajv {
+  const ajv = new Ajv({
+    allErrors: true,
+    strict: false,
+    strictNumbers: true,
+    useDefaults: true,
+    removeAdditional: false,
+    verbose: true,
+    ...options,
+  });
+  // ajv-formats is CommonJS: under NodeNext its default import is the module object.
+  (addFormats as unknown as { default: (ajv: Ajv) => void }).default(ajv);
+  ajv.addFormat("date-time", { type: "string", validate: isIsoDateTime });
+  return ajv;
+}
+
+export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
+  const bodyAjv = createAjv({ coerceTypes: false });
+  const textAjv = createAjv({ coerceTypes: "array" });
+  return ({ schema, httpPart }) => (httpPart === "body" ? bodyAjv : textAjv).compile(schema as object);
+}

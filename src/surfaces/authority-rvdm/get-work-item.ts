@@ -1,0 +1,29 @@
+/** GET /api/AuthorityRvdm/WorkItem/{workItemId}: one item of the caller's company. */
+import { Type, type Static } from "@sinclair/typebox";
+import type { FastifyInstance } from "fastify";
+import type { AppContext } from "../../app-context.ts";
+import { WorkItemView } from "../../domain/views.ts";
+import { ApiError } from "../../errors.ts";
+import { PositiveId } from "../shared/ids.ts";
+import { problemResponses } from "../shared/problem-schema.ts";
+
+export const WorkItemParams = Type.Object({ workItemId: PositiveId("the work item id") });
+
+export const workItemNotFound = (workItemId: number) => new ApiError("NOT_FOUND", `Work item ${workItemId} does not exist.`);
+
+export function register(app: FastifyInstance, ctx: AppContext): void {
+  app.get<{ Params: Static<typeof WorkItemParams> }>("/api/AuthorityRvdm/WorkItem/:workItemId", {
+    schema: {
+      summary: "Read one work item: status, result or error, attempts and timestamps",
+      tags: ["AuthorityRvdm"],
+      security: [{ bearer: [] }],
+      params: WorkItemParams,
+      response: { 200: WorkItemView, ...problemResponses(400, 401, 403, 404, 429, 503) },
+    },
+    handler: async (request) => {
+      const item = await ctx.store.getWorkItem(request.tenant.companyId, request.params.workItemId);
+      if (!item) throw workItemNotFound(request.params.workItemId);
+      return item;
+    },
+  });
+}

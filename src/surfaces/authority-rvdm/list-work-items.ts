@@ -1,0 +1,66 @@
+/**
+ * GET /api/AuthorityRvdm/WorkItems: the caller's items, newest first, with keyset pagination.
+ * The cursor is opaque to clients; it holds the id of the last item of the page.
+ */
+import { Type, type Static } from "@sinclair/typebox";
+import type { FastifyInstance } from "fastify";
+import type { AppContext } from "../../app-context.ts";
+import { WorkItemPage, WorkItemStatus } from "../../domain/views.ts";
+import { ApiError } from "../../errors.ts";
+import { createCanonicalizer } from "../../http/compat.ts";
+import { PositiveId } from "../shared/ids.ts";
+import { problemResponses } from "../shared/problem-schema.ts";
+
+export const WorkItemsQuery = Type.Object({
+  status: Type.Optional(WorkItemStatus),
+  customerReference: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  workBatchId: Type.Optional(PositiveId("only items of this batch")),
+  limit: Type.Integer({ minimum: 1, maximum: 200, default: 50, description: "page size, 1–200" }),
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "nextCursor of the previous page" })),
+});
+type WorkItemsQuery = Static<typeof WorkItemsQuery>;
+
+const CURSOR_PREFIX = "v1:";
+export const encodeCursor = (workItemId: number) => Buffer.from(`${CURSOR_PREFIX}${workItemId}`).toString("base64url");
+
+function decodeCursor(cursor: string): number {
+  const text = Buffer.from(cursor, "base64url").toString("utf8");
+  const id = text.startsWith(CURSOR_PREFIX) ? Number(text.slice(CURSOR_PREFIX.length)) : NaN;
+  if (!Number.isSafeInteger(id) || id < 1) {
+    throw new ApiError("VALIDATION_FAILED", "See errors for every problem found in the request.", {
+      errors: { cursor: ["is not a nextCursor of a previous page"] },
+    });
+  }
+  return id;
+}
+
+const canonicalizeQuery = createCanonicalizer(WorkItemsQuery);
+
+export function register(app: FastifyInstance, ctx: AppContext): void {
+  app.get<{ Querystring: WorkItemsQuery }>("/api/AuthorityRvdm/WorkItems", {
+    schema: {
+      summary: "List the company's work items, newest first, with filters and a keyset cursor",
+      tags: ["AuthorityRvdm"],
+      security: [{ bearer: [] }],
+      querystring: WorkItemsQuery,
+      response: { 200: WorkItemPage, ...problemResponses(400, 401, 403, 429, 503) },
+    },
+    preValidation: async (request) => {
+      request.query = canonicalizeQuery(request.query) as WorkItemsQuery;
+    },
+    handler: async (request) => {
+      const { status, customerReference, workBatchId, limit, cursor } = request.query;
+      const items = await ctx.store.listWorkItems(request.tenant.companyId, {
+        status,
+        customerReference,
+        workBatchId,
+        beforeWorkItemId: cursor === undefined ? undefined : decodeCursor(cursor),
+        limit: limit + 1,
+      });
+      const hasMore = items.length > limit;
+      if (hasMore) items.length = limit;
+      const last = items[items.length - 1];
+      return { items, nextCursor: hasMore && last ? encodeCursor(last.workItemId) : null };
+    },
+  });
+}

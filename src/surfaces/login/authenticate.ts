@@ -1,0 +1,54 @@
+/**
+ * POST /api/Login/Authenticate: exchange an API key and secret for a bearer token (SPEC §2).
+ * Unknown key, wrong secret and revoked key get the same 401, so the answer is no oracle.
+ */
+import { Type, type Static } from "@sinclair/typebox";
+import type { FastifyInstance } from "fastify";
+import type { AppContext } from "../../app-context.ts";
+import { parseApiKey, secretMatches } from "../../auth/credentials.ts";
+import { ApiError } from "../../errors.ts";
+import { createCanonicalizer } from "../../http/compat.ts";
+import { problemResponses } from "../shared/problem-schema.ts";
+
+export const Credentials = Type.Object(
+  {
+    apiKey: Type.String({ minLength: 1, maxLength: 200, description: "the long-lived API key", examples: ["wia_42_3f9a0c1b2d4e5f60"] }),
+    secret: Type.String({ minLength: 1, maxLength: 200, description: "the long-lived API secret", examples: ["wis_…"] }),
+  },
+  { additionalProperties: false, title: "Credentials" },
+);
+export type Credentials = Static<typeof Credentials>;
+
+export const TokenResponse = Type.Object(
+  {
+    bearerToken: Type.String({ description: "the JWT; send it as Authorization: Bearer <token>", examples: ["eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9…"] }),
+    expires: Type.String({ format: "date-time", description: "when the token stops being valid (ISO 8601 UTC)", examples: ["2026-11-21T14:23:12.000Z"] }),
+  },
+  { title: "TokenResponse" },
+);
+export type TokenResponse = Static<typeof TokenResponse>;
+
+const canonicalize = createCanonicalizer(Credentials);
+const invalidCredentials = () => new ApiError("UNAUTHORIZED", "The API key or secret is not valid.");
+
+export async function registerLogin(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  app.post<{ Body: Credentials }>("/api/Login/Authenticate", {
+    schema: {
+      summary: "Exchange an API key and secret for a bearer token",
+      tags: ["Login"],
+      body: Credentials,
+      response: { 200: TokenResponse, ...problemResponses(400, 401, 413, 415, 429, 503) },
+    },
+    preValidation: async (request) => {
+      request.body = canonicalize(request.body) as Credentials;
+    },
+    handler: async (request): Promise<TokenResponse> => {
+      const { apiKey, secret } = request.body;
+      const parsed = parseApiKey(apiKey);
+      const key = parsed && (await ctx.store.findApiKey(parsed.companyId, parsed.keyId));
+      if (!key || key.revokedAt !== null || !secretMatches(secret, key.secretHash)) throw invalidCredentials();
+      const { bearerToken, expires } = ctx.tokens.issue(key.companyId, key.keyId);
+      return { bearerToken, expires };
+    },
+  });
+}

@@ -1,0 +1,45 @@
+/** `Pong --> Saturday, 21 November 2026 14:03:12`: the liveness text of every surface. */
+import { Type } from "@sinclair/typebox";
+import type { FastifyInstance } from "fastify";
+import type { AppContext } from "../../app-context.ts";
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+/** `dddd, d MMMM yyyy HH:mm:ss` in English, in the given IANA time zone. */
+export function formatPongTime(date: Date, timeZone: string): string {
+  let formatter = formatters.get(timeZone);
+  if (!formatter) {
+    formatter = new Intl.DateTimeFormat("en-GB", {
+      timeZone,
+      weekday: "long",
+      day: "numeric",
+      month: "long",
+      year: "numeric",
+      hour: "2-digit",
+      minute: "2-digit",
+      second: "2-digit",
+      hourCycle: "h23",
+    });
+    formatters.set(timeZone, formatter);
+  }
+  const part: Record<string, string> = {};
+  for (const { type, value } of formatter.formatToParts(date)) part[type] = value;
+  return `${part.weekday}, ${part.day} ${part.month} ${part.year} ${part.hour}:${part.minute}:${part.second}`;
+}
+
+export function registerPing(app: FastifyInstance, ctx: AppContext, url: string, surface: string): void {
+  app.get(url, {
+    schema: {
+      summary: `Liveness of the ${surface} surface with the caller's credentials`,
+      tags: [surface],
+      security: [{ bearer: [] }],
+      response: {
+        200: {
+          description: "`Pong --> ` and the server time, `dddd, d MMMM yyyy HH:mm:ss` in the server's TZ",
+          content: { "text/plain": { schema: Type.String({ examples: ["Pong --> Saturday, 21 November 2026 14:03:12"] }) } },
+        },
+      },
+    },
+    handler: async (_request, reply) => reply.type("text/plain; charset=utf-8").send(`Pong --> ${formatPongTime(new Date(), ctx.config.timeZone)}`),
+  });
+}

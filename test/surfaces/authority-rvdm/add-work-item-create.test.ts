@@ -1,0 +1,182 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { assertRouteIsGuarded } from "../../helpers/auth-matrix.ts";
+import { availableBackends } from "../../helpers/backends.ts";
+import { bearer, createTestApp, problem, validWorkItem, type TestApp, type Tenant } from "../../helpers/test-app.ts";
+
+const URL = "/api/AuthorityRvdm/AddWorkItemCreate";
+
+for (const backend of await availableBackends()) {
+  describe(`AddWorkItemCreate [${backend.name}]`, () => {
+    let t: TestApp;
+    let tenant: Tenant;
+    before(async () => {
+      t = await createTestApp(backend, { BATCH_MAX_ITEMS: "3" });
+      tenant = await t.tenant(101);
+    });
+    after(() => t.close());
+
+    const add = (body: unknown, headers: Record<string, string> = {}, token = tenant.token) =>
+      t.app.inject({ method: "POST", url: URL, headers: { ...bearer(token), "content-type": "application/json", ...headers }, payload: JSON.stringify(body) });
+
+    test("is guarded", () => assertRouteIsGuarded(t, tenant, { method: "POST", url: URL, payload: validWorkItem() }));
+
+    test("stores the item New in the Open batch and returns the batch key", async () => {
+      const response = await add(validWorkItem({ customerReference: "happy" }));
+      assert.equal(response.statusCode, 200, response.body);
+      const key = response.json<{ workBatchId: number; workItemId: number }>();
+      assert.ok(key.workBatchId > 0 && key.workItemId > 0);
+      const item = await t.store.getWorkItem(tenant.companyId, key.workItemId);
+      assert.equal(item?.status, "New");
+      assert.equal(item?.customerReference, "happy");
+      assert.equal((await t.store.getWorkBatch(tenant.companyId, key.workBatchId))?.status, "Open");
+    });
+
+    test("binds property names case-insensitively, takes numbers in strings, keeps extra translation objects", async () => {
+      const body = {
+        CUSTOMERREFERENCE: "compat",
+        ProductName: { SendValue: "X", DocumentValue: "x" },
+        destinationcountry: { sendvalue: "DE" },
+        ExportDate: "2026-12-01T08:00:00",
+        SenderChamberOfCommerceNo: { sendValue: "12345678" },
+        receiverChamberOfCommerceNo: { sendValue: "87654321" },
+        PlannedLoad: "31.5",
+        documentReference: null,
+        ManureCode: { sendValue: "14", documentValue: "Rundvee" },
+      };
+      const response = await add(body);
+      assert.equal(response.statusCode, 200, response.body);
+      const item = await t.store.getWorkItem(tenant.companyId, response.json<{ workItemId: number }>().workItemId);
+      assert.equal(item?.request.plannedLoad, 31.5);
+      assert.deepEqual(item?.request.productName, { sendValue: "X", documentValue: "x" });
+      assert.deepEqual(item?.request.ManureCode, { sendValue: "14", documentValue: "Rundvee" });
+      assert.equal(item?.documentReference, null);
+    });
+
+    test("lists every validation problem at once as problem+json", async () => {
+      const before = await t.store.countRows();
+      const response = await add({
+        productName: { sendValue: "" },
+        exportDate: "yesterday",
+        plannedLoad: -1,
+        senderDomestic: { sendValue: "yes" },
+        notATranslation: 3,
+        webhookUrl: "ftp://example.org/x",
+        destinationCountry: { sendValue: "DE", extra: 1 },
+      });
+      assert.equal(response.statusCode, 400);
+      assert.match(String(response.headers["content-type"]), /^application\/problem\+json/);
+      const body = problem(response);
+      assert.equal(body.status, 400);
+      assert.ok(body.traceId);
+      const errors = body.errors ?? {};
+      for (const field of [
+        "customerReference",
+        "senderChamberOfCommerceNo",
+        "receiverChamberOfCommerceNo",
+        "productName.sendValue",
+        "exportDate",
+        "plannedLoad",
+        "senderDomestic.sendValue",
+        "notATranslation",
+        "webhookUrl",
+        "destinationCountry.extra",
+      ]) {
+        assert.ok(errors[field]?.length, `errors names ${field}: ${JSON.stringify(errors)}`);
+      }
+      assert.deepEqual(await t.store.countRows(), before, "a refused request stores nothing");
+    });
+
+    test("refuses a non-numeric plannedLoad string and non-finite numbers", async () => {
+      for (const plannedLoad of ["abc", "", "1e999"]) {
+        const response = await add(validWorkItem({ plannedLoad }));
+        assert.equal(response.statusCode, 400, `plannedLoad ${JSON.stringify(plannedLoad)}`);
+        assert.ok(problem(response).errors?.plannedLoad);
+      }
+    });
+
+    test("rolls over to a new batch at BATCH_MAX_ITEMS and closes the full one", async () => {
+      const other = await t.tenant(102);
+      const keys = [];
+      for (let i = 0; i < 7; i++) keys.push((await add(validWorkItem({ customerReference: `roll-${i}` }), {}, other.token)).json<{ workBatchId: number }>());
+      const batchIds = [...new Set(keys.map((k) => k.workBatchId))];
+      assert.equal(batchIds.length, 3);
+      const statuses = await Promise.all(batchIds.map(async (id) => (await t.store.getWorkBatch(other.companyId, id))?.status));
+      assert.deepEqual(statuses, ["Closed", "Closed", "Open"]);
+      assert.equal((await t.store.getWorkBatch(other.companyId, batchIds[0]!))?.counts.new, 3);
+    });
+
+    test("Idempotency-Key: the same body replays the first answer and stores nothing new", async () => {
+      const body = validWorkItem({ customerReference: "idem" });
+      const first = await add(body, { "idempotency-key": "key-1" });
+      assert.equal(first.statusCode, 200);
+      assert.equal(first.headers["idempotency-replayed"], undefined);
+      const rows = await t.store.countRows();
+      const reordered = Object.fromEntries(Object.entries(body).reverse());
+      const again = await add(reordered, { "idempotency-key": "key-1" });
+      assert.equal(again.statusCode, 200);
+      assert.equal(again.headers["idempotency-replayed"], "true");
+      assert.deepEqual(again.json(), first.json());
+      assert.deepEqual(await t.store.countRows(), rows);
+    });
+
+    test("Idempotency-Key: another body gives 422, another company is independent", async () => {
+      await add(validWorkItem({ customerReference: "idem-2" }), { "idempotency-key": "key-2" });
+      const reused = await add(validWorkItem({ customerReference: "different" }), { "idempotency-key": "key-2" });
+      assert.equal(reused.statusCode, 422);
+      assert.equal(problem(reused).status, 422);
+      const other = await t.tenant(103);
+      const otherCompany = await add(validWorkItem({ customerReference: "different" }), { "idempotency-key": "key-2" }, other.token);
+      assert.equal(otherCompany.statusCode, 200);
+      assert.equal(otherCompany.headers["idempotency-replayed"], undefined);
+    });
+
+    test("Idempotency-Key: a concurrent duplicate gets 409 or the replay, never a second item", async () => {
+      const body = validWorkItem({ customerReference: "idem-race" });
+      const responses = await Promise.all([1, 2, 3, 4].map(() => add(body, { "idempotency-key": "race" })));
+      const ok = responses.filter((r) => r.statusCode === 200);
+      assert.ok(ok.length >= 1);
+      assert.ok(responses.every((r) => r.statusCode === 200 || r.statusCode === 409), responses.map((r) => r.statusCode).join());
+      assert.equal(new Set(ok.map((r) => r.json<{ workItemId: number }>().workItemId)).size, 1);
+      const listed = await t.store.listWorkItems(tenant.companyId, { customerReference: "idem-race", limit: 10 });
+      assert.equal(listed.length, 1);
+    });
+
+    test("refuses a bad Idempotency-Key", async () => {
+      const response = await add(validWorkItem(), { "idempotency-key": "x".repeat(256) });
+      assert.equal(response.statusCode, 400);
+    });
+
+    test("malformed JSON, wrong content type and an oversized body are 4xx problems", async () => {
+      const malformed = await t.app.inject({ method: "POST", url: URL, headers: { ...bearer(tenant.token), "content-type": "application/json" }, payload: "{bad" });
+      assert.equal(malformed.statusCode, 400);
+      const text = await t.app.inject({ method: "POST", url: URL, headers: { ...bearer(tenant.token), "content-type": "text/plain" }, payload: "hello" });
+      assert.equal(text.statusCode, 415);
+      const huge = await add(validWorkItem({ customerReference: "x".repeat(70_000) }));
+      assert.equal(huge.statusCode, 413);
+      const proto = await t.app.inject({ method: "POST", url: URL, headers: { ...bearer(tenant.token), "content-type": "application/json" }, payload: '{"__proto__":{"a":1}}' });
+      assert.equal(proto.statusCode, 400);
+      for (const response of [malformed, text, huge, proto]) assert.match(String(response.headers["content-type"]), /^application\/problem\+json/);
+    });
+
+    test("200 parallel adds for one company land in one batch; never two Open batches", async () => {
+      const t2 = await createTestApp(backend);
+      try {
+        const company = await t2.tenant(200);
+        const responses = await Promise.all(
+          Array.from({ length: 200 }, (_, i) =>
+            t2.app.inject({ method: "POST", url: URL, headers: { ...bearer(company.token), "content-type": "application/json" }, payload: JSON.stringify(validWorkItem({ customerReference: `p-${i}` })) }),
+          ),
+        );
+        assert.ok(responses.every((r) => r.statusCode === 200));
+        const keys = responses.map((r) => r.json<{ workBatchId: number; workItemId: number }>());
+        assert.equal(new Set(keys.map((k) => k.workBatchId)).size, 1);
+        assert.equal(new Set(keys.map((k) => k.workItemId)).size, 200);
+        const batch = await t2.store.getWorkBatch(company.companyId, keys[0]!.workBatchId);
+        assert.equal(batch?.counts.new, 200);
+      } finally {
+        await t2.close();
+      }
+    });
+  });
+}

@@ -1,0 +1,99 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { assertForeignIdIsNotFound, assertRouteIsGuarded } from "../../helpers/auth-matrix.ts";
+import { availableBackends } from "../../helpers/backends.ts";
+import { bearer, createTestApp, problem, validWorkItem, type TestApp, type Tenant } from "../../helpers/test-app.ts";
+
+for (const backend of await availableBackends()) {
+  describe(`read routes [${backend.name}]`, () => {
+    let t: TestApp;
+    let owner: Tenant;
+    let other: Tenant;
+    const keys: Array<{ workBatchId: number; workItemId: number }> = [];
+
+    before(async () => {
+      t = await createTestApp(backend);
+      owner = await t.tenant(301);
+      other = await t.tenant(302);
+      for (let i = 0; i < 5; i++) {
+        const response = await t.app.inject({
+          method: "POST",
+          url: "/api/AuthorityRvdm/AddWorkItemCreate",
+          headers: bearer(owner.token),
+          payload: validWorkItem({ customerReference: i % 2 === 0 ? "even" : "odd" }),
+        });
+        keys.push(response.json());
+      }
+    });
+    after(() => t.close());
+
+    const get = (url: string, token = owner.token) => t.app.inject({ method: "GET", url, headers: bearer(token) });
+
+    test("WorkItem/{id} returns the full view", async () => {
+      const response = await get(`/api/AuthorityRvdm/WorkItem/${keys[0]!.workItemId}`);
+      assert.equal(response.statusCode, 200);
+      const item = response.json();
+      assert.deepEqual(Object.keys(item).sort(), [
+        "attempts", "completedAt", "createdAt", "customerReference", "documentReference", "error", "request", "result", "status", "updatedAt", "webhookUrl", "workBatchId", "workItemId", "workType",
+      ]);
+      assert.equal(item.workType, "AuthorityRvdm");
+      assert.equal(item.status, "New");
+      assert.match(item.createdAt, /Z$/);
+    });
+
+    test("WorkBatch/{id} returns the batch with counts", async () => {
+      const response = await get(`/api/AuthorityRvdm/WorkBatch/${keys[0]!.workBatchId}`);
+      assert.equal(response.statusCode, 200);
+      assert.deepEqual(response.json().counts, { new: 5, inProgress: 0, successful: 0, failed: 0, cancelled: 0 });
+      assert.equal(response.json().status, "Open");
+    });
+
+    test("WorkItems pages newest first with a keyset cursor and filters", async () => {
+      const first = await get("/api/AuthorityRvdm/WorkItems?limit=2");
+      assert.equal(first.statusCode, 200);
+      const page1 = first.json<{ items: Array<{ workItemId: number }>; nextCursor: string | null }>();
+      assert.deepEqual(page1.items.map((i) => i.workItemId), [keys[4]!.workItemId, keys[3]!.workItemId]);
+      assert.ok(page1.nextCursor);
+      const seen = [...page1.items];
+      let cursor = page1.nextCursor;
+      while (cursor) {
+        const page = (await get(`/api/AuthorityRvdm/WorkItems?limit=2&cursor=${cursor}`)).json<{ items: Array<{ workItemId: number }>; nextCursor: string | null }>();
+        seen.push(...page.items);
+        cursor = page.nextCursor;
+      }
+      assert.deepEqual(seen.map((i) => i.workItemId), keys.map((k) => k.workItemId).reverse());
+      const even = (await get("/api/AuthorityRvdm/WorkItems?customerReference=even&STATUS=New")).json<{ items: unknown[] }>();
+      assert.equal(even.items.length, 3);
+      const byBatch = (await get(`/api/AuthorityRvdm/WorkItems?workBatchId=${keys[0]!.workBatchId}`)).json<{ items: unknown[] }>();
+      assert.equal(byBatch.items.length, 5);
+      const none = (await get("/api/AuthorityRvdm/WorkItems", other.token)).json<{ items: unknown[]; nextCursor: null }>();
+      assert.deepEqual(none, { items: [], nextCursor: null });
+    });
+
+    test("WorkItems refuses bad query values with 400", async () => {
+      for (const query of ["limit=0", "limit=201", "limit=abc", "status=Done", "cursor=%21%21", "workBatchId=-1"]) {
+        const response = await get(`/api/AuthorityRvdm/WorkItems?${query}`);
+        assert.equal(response.statusCode, 400, query);
+        assert.ok(problem(response).errors, query);
+      }
+    });
+
+    test("ids that are not positive integers are 400; unknown ids are 404", async () => {
+      assert.equal((await get("/api/AuthorityRvdm/WorkItem/abc")).statusCode, 400);
+      assert.equal((await get("/api/AuthorityRvdm/WorkItem/0")).statusCode, 400);
+      assert.equal((await get("/api/AuthorityRvdm/WorkItem/99999999999999999999")).statusCode, 400);
+      assert.equal((await get("/api/AuthorityRvdm/WorkItem/987654")).statusCode, 404);
+    });
+
+    test("another company's ids are 404, exactly like missing ids", async () => {
+      await assertForeignIdIsNotFound(t, other, { method: "GET", url: `/api/AuthorityRvdm/WorkItem/${keys[0]!.workItemId}` }, "/api/AuthorityRvdm/WorkItem/987654");
+      await assertForeignIdIsNotFound(t, other, { method: "GET", url: `/api/AuthorityRvdm/WorkBatch/${keys[0]!.workBatchId}` }, "/api/AuthorityRvdm/WorkBatch/987654");
+    });
+
+    test("every read route is guarded", async () => {
+      await assertRouteIsGuarded(t, owner, { method: "GET", url: `/api/AuthorityRvdm/WorkItem/${keys[0]!.workItemId}` });
+      await assertRouteIsGuarded(t, owner, { method: "GET", url: `/api/AuthorityRvdm/WorkBatch/${keys[0]!.workBatchId}` });
+      await assertRouteIsGuarded(t, owner, { method: "GET", url: "/api/AuthorityRvdm/WorkItems" });
+    });
+  });
+}
