@@ -55,9 +55,9 @@ for (const backend of await availableBackends()) {
       assert.deepEqual(page1.items.map((i) => i.workItemId), [keys[4]!.workItemId, keys[3]!.workItemId]);
       assert.ok(page1.nextCursor);
       const seen = [...page1.items];
-      let cursor = page1.nextCursor;
+      let cursor: string | null = page1.nextCursor;
       while (cursor) {
-        const page = (await get(`/api/AuthorityRvdm/WorkItems?limit=2&cursor=${cursor}`)).json<{ items: Array<{ workItemId: number }>; nextCursor: string | null }>();
+        const page: { items: Array<{ workItemId: number }>; nextCursor: string | null } = (await get(`/api/AuthorityRvdm/WorkItems?limit=2&cursor=${cursor}`)).json<{ items: Array<{ workItemId: number }>; nextCursor: string | null }>();
         seen.push(...page.items);
         cursor = page.nextCursor;
       }
