@@ -1,0 +1,75 @@
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+
+// The CLI is tested as a separate process, the way operators run it.
+const dir = mkdtempSync(join(tmpdir(), "wia-cli-"));
+const env = { ...process.env, DATABASE_URL: `sqlite:${join(dir, "data", "cli.db")}`, LOG_LEVEL: "silent" };
+
+function cli(...args: string[]) {
+  const result = spawnSync(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], { env, encoding: "utf8", timeout: 30_000 });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+function json<T>(stdout: string): T {
+  const lines = stdout.trim().split("\n");
+  assert.equal(lines.length, 1, `exactly one JSON document: ${stdout}`);
+  return JSON.parse(lines[0]!) as T;
+}
+
+describe("admin CLI", () => {
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  test("companies create prints {companyId, name}; a taken id fails with exit 1", () => {
+    const created = cli("companies", "create", "--name", "Acme", "--company-id", "77", "--json");
+    assert.equal(created.code, 0, created.stderr);
+    assert.deepEqual(json(created.stdout), { companyId: 77, name: "Acme" });
+    const again = cli("companies", "create", "--name", "Acme", "--company-id", "77", "--json");
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /already exists/);
+    assert.equal(again.stdout, "");
+  });
+
+  test("keys create makes the company when new and shows the secret once; keys list never shows secrets", () => {
+    const created = cli("keys", "create", "--company-id", "88", "--name", "erp", "--json");
+    assert.equal(created.code, 0, created.stderr);
+    const key = json<{ keyId: string; companyId: number; apiKey: string; secret: string }>(created.stdout);
+    assert.equal(key.companyId, 88);
+    assert.match(key.apiKey, /^wia_88_[0-9a-f]{16}$/);
+    assert.ok(key.secret.length >= 43);
+    const listed = cli("keys", "list", "--company-id", "88", "--json");
+    assert.equal(listed.code, 0);
+    const { keys } = json<{ keys: Array<{ keyId: string; revokedAt: string | null }> }>(listed.stdout);
+    assert.deepEqual(keys.map((k) => k.keyId), [key.keyId]);
+    assert.ok(!listed.stdout.includes(key.secret));
+    const human = cli("keys", "list", "--company-id", "88");
+    assert.ok(!human.stdout.includes(key.secret));
+    assert.match(human.stdout, /active/);
+
+    const revoked = cli("keys", "revoke", "--key-id", key.keyId, "--json");
+    assert.equal(revoked.code, 0);
+    assert.ok(json<{ revokedAt: string }>(revoked.stdout).revokedAt);
+    assert.equal(cli("keys", "revoke", "--key-id", "0000000000000000").code, 1);
+  });
+
+  test("webhooks secret is stable until rotated", () => {
+    const first = json<{ companyId: number; secret: string }>(cli("webhooks", "secret", "--company-id", "88", "--json").stdout);
+    assert.match(first.secret, /^whsec_[A-Za-z0-9+/=]{40,}$/);
+    const same = json<{ secret: string }>(cli("webhooks", "secret", "--company-id", "88", "--json").stdout);
+    assert.equal(same.secret, first.secret);
+    const rotated = json<{ secret: string }>(cli("webhooks", "secret", "--company-id", "88", "--rotate", "--json").stdout);
+    assert.notEqual(rotated.secret, first.secret);
+    assert.equal(cli("webhooks", "secret", "--company-id", "99999", "--json").code, 1);
+  });
+
+  test("a wrong flag, a missing flag or an unknown command prints usage and exits 2", () => {
+    for (const args of [["keys", "create", "--bogus"], ["keys", "create"], ["keys", "create", "--company-id", "abc"], ["frobnicate"], ["keys", "list", "--company-id", "1", "extra"]]) {
+      const result = cli(...args);
+      assert.equal(result.code, 2, args.join(" "));
+      assert.match(result.stderr, /usage/, args.join(" "));
+    }
+  });
+});

@@ -1,0 +1,74 @@
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { test } from "node:test";
+import { ConfigError, EnvSchema, loadConfig } from "../src/config.ts";
+
+test("defaults follow SPEC §0", () => {
+  const config = loadConfig({});
+  assert.equal(config.port, 8080);
+  assert.equal(config.host, "0.0.0.0");
+  assert.equal(config.role, "all");
+  assert.equal(config.store.kind, "sqlite");
+  assert.match(config.store.kind === "sqlite" ? config.store.path : "", /data\/work-item-api\.db$/);
+  assert.equal(config.tokenTtlSeconds, 1200);
+  assert.equal(config.timeZone, "UTC");
+  assert.equal(config.batchMaxItems, 1000);
+  assert.equal(config.maxBodyBytes, 65536);
+  assert.equal(config.botSchedule, "* * * * *");
+  assert.equal(config.botLeaseSeconds, 300);
+  assert.equal(config.botMaxAttempts, 5);
+  assert.equal(config.authorityUrl, undefined);
+  assert.equal(config.webhookAllowPrivateNetworks, false);
+  assert.equal(config.rateLimitTenantRps, 200);
+  assert.equal(config.rateLimitTenantBurst, 400);
+  assert.equal(config.loginFailuresPerMinute, 10);
+  assert.equal(config.logLevel, "info");
+});
+
+test("values are converted from their text", () => {
+  const config = loadConfig({ PORT: "9000", WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", DATABASE_URL: "postgres://u@127.0.0.1/db", ROLE: "worker" });
+  assert.equal(config.port, 9000);
+  assert.equal(config.webhookAllowPrivateNetworks, true);
+  assert.deepEqual(config.store, { kind: "postgres", url: "postgres://u@127.0.0.1/db" });
+  assert.equal(config.role, "worker");
+});
+
+const refused: Array<[string, string]> = [
+  ["PORT", "eighty"],
+  ["PORT", "70000"],
+  ["ROLE", "both"],
+  ["DATABASE_URL", "mysql://x"],
+  ["JWT_SECRET", "too-short"],
+  ["TOKEN_TTL_SECONDS", "0"],
+  ["TZ", "Mars/Olympus"],
+  ["BOT_SCHEDULE", "every minute"],
+  ["WEBHOOK_ALLOW_PRIVATE_NETWORKS", "maybe"],
+  ["LOG_LEVEL", "loud"],
+  ["MAX_BODY_BYTES", "-5"],
+];
+for (const [name, value] of refused) {
+  test(`${name}=${value} is refused with a one-line message naming ${name}`, () => {
+    assert.throws(
+      () => loadConfig({ [name]: value }),
+      (error: unknown) => error instanceof ConfigError && error.message.startsWith(`${name}:`) && !error.message.includes("\n"),
+    );
+  });
+}
+
+test("every variable has a description", () => {
+  for (const [name, schema] of Object.entries(EnvSchema.properties)) {
+    assert.ok((schema as { description?: string }).description, name);
+  }
+});
+
+test("the server exits non-zero with one line on stderr for a bad value", () => {
+  const result = spawnSync(process.execPath, ["--import", "tsx", "src/server.ts"], {
+    env: { ...process.env, PORT: "not-a-port", LOG_LEVEL: "silent" },
+    encoding: "utf8",
+    timeout: 30_000,
+  });
+  assert.notEqual(result.status, 0);
+  const lines = result.stderr.trim().split("\n");
+  assert.equal(lines.length, 1, result.stderr);
+  assert.match(lines[0]!, /PORT/);
+});
