@@ -46,6 +46,7 @@ const MAX_GROUP_SIZE = 64;
 const SIGNING_SECRET_NAME = "jwt-hs256";
 
 interface AddRow {
+  /** Index into the sorted group. */
   item_ord: number;
   outcome: "created" | "replayed" | "keyReused" | "failed";
   batch_id: string | null;
@@ -220,22 +221,21 @@ export class PostgresStore implements Store {
     const order = inputs
       .map((input, ord) => ({ input, ord }))
       .sort((a, b) => a.input.companyId - b.input.companyId || (a.input.workType < b.input.workType ? -1 : a.input.workType > b.input.workType ? 1 : 0));
-    const items = order.map(({ input, ord }) => ({
-      ord,
+    const items = order.map(({ input }) => ({
       company_id: input.companyId,
       work_type: input.workType,
       customer_reference: input.customerReference,
       document_reference: input.documentReference,
       webhook_url: input.webhookUrl,
-      request: input.request,
       batch_max_items: input.batchMaxItems,
       idempotency_key: input.idempotency?.key ?? null,
       request_hash: input.idempotency?.requestHash ?? null,
       retention_seconds: input.idempotency?.retentionSeconds ?? null,
     }));
-    const { rows } = await this.withTransaction((query) => query<AddRow>(SQL.addWorkItems, [JSON.stringify(items)]));
+    const requests = order.map(({ input }) => JSON.stringify(input.request));
+    const { rows } = await this.withTransaction((query) => query<AddRow>(SQL.addWorkItems, [JSON.stringify(items), requests]));
     const results: Array<GroupResult<AddWorkItemOutcome>> = [];
-    for (const row of rows) results[row.item_ord] = toAddResult(row);
+    for (const row of rows) results[order[row.item_ord]!.ord] = toAddResult(row);
     return results;
   }
 

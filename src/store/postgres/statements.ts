@@ -52,7 +52,7 @@ export const SQL = {
   getSigningSecret: named("get_signing_secret", "SELECT secret FROM signing_secrets WHERE name = $1"),
 
   /** One group of appends (group commit); the per-item logic lives in migrations/0001_initial.sql. */
-  addWorkItems: named("add_work_items", "SELECT item_ord, outcome, batch_id, item_id, failure_code, failure_message FROM wia_add_work_items($1::json)"),
+  addWorkItems: named("add_work_items", "SELECT item_ord, outcome, batch_id, item_id, failure_code, failure_message FROM wia_add_work_items($1::json, $2::text[])"),
 
   getWorkItem: named("get_work_item", `SELECT ${ITEM_COLUMNS} FROM work_items WHERE company_id = $1 AND work_item_id = $2`),
   getWorkBatch: named(

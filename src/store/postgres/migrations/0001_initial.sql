@@ -91,31 +91,36 @@ CREATE TABLE signing_secrets (
 
 -- Intake of one group of work items (group commit), in the caller's transaction.
 --
--- `items` is a JSON array of {ord, company_id, work_type, customer_reference, document_reference,
--- webhook_url, request, batch_max_items, idempotency_key, request_hash, retention_seconds},
--- sorted by (company_id, work_type) so that concurrent groups lock Open batches in one order
+-- `items` is a JSON array of {company_id, work_type, customer_reference, document_reference,
+-- webhook_url, batch_max_items, idempotency_key, request_hash, retention_seconds}, and
+-- `requests` holds each item's request body as JSON text (apart, because reading fields out of
+-- `items` decodes every string in it, and PostgreSQL text cannot hold an escaped U+0000 that
+-- a json column keeps verbatim). Items come sorted by (company_id, work_type), so that concurrent groups lock Open batches in one order
 -- and cannot deadlock. Each item runs in its own subtransaction (the BEGIN ... EXCEPTION block
 -- is a savepoint): one item's failure rolls back only that item and is returned as a row,
--- while the others commit together. One row per item comes back:
+-- while the others commit together. One row per item comes back, item_ord being its index:
 --   created | replayed (with batch and item id), keyReused, or failed (with SQLSTATE).
-CREATE FUNCTION wia_add_work_items(items json)
+CREATE FUNCTION wia_add_work_items(items json, requests text[])
 RETURNS TABLE (item_ord integer, outcome text, batch_id bigint, item_id bigint, failure_code text, failure_message text)
 LANGUAGE plpgsql AS $$
 DECLARE
+  element json;
+  element_index bigint;
   it record;
   open_batch record;
   previous record;
   attempt integer;
   violated text;
 BEGIN
-  FOR it IN
-    SELECT * FROM json_to_recordset(items) AS x(
-      ord integer, company_id bigint, work_type text, customer_reference text, document_reference text,
-      webhook_url text, request json, batch_max_items integer, idempotency_key text, request_hash text,
-      retention_seconds integer)
+  -- Fields are read inside each item's block: text that PostgreSQL cannot hold (U+0000, an
+  -- unpaired surrogate) then fails that item alone instead of the whole group.
+  FOR element, element_index IN SELECT e.value, e.ordinality FROM json_array_elements(items) WITH ORDINALITY AS e
   LOOP
-    item_ord := it.ord; outcome := NULL; batch_id := NULL; item_id := NULL; failure_code := NULL; failure_message := NULL;
+    item_ord := element_index - 1; outcome := NULL; batch_id := NULL; item_id := NULL; failure_code := NULL; failure_message := NULL;
     BEGIN
+      SELECT * INTO it FROM json_to_record(element) AS x(
+        company_id bigint, work_type text, customer_reference text, document_reference text, webhook_url text,
+        batch_max_items integer, idempotency_key text, request_hash text, retention_seconds integer);
       IF it.idempotency_key IS NOT NULL THEN
         SELECT k.request_hash, k.work_batch_id, k.work_item_id, k.created_at INTO previous
           FROM idempotency_keys k WHERE k.company_id = it.company_id AND k.idempotency_key = it.idempotency_key;
@@ -160,7 +165,7 @@ BEGIN
         INSERT INTO work_items AS i (company_id, work_batch_id, work_type, status, customer_reference, document_reference,
                                      webhook_url, request, created_at, updated_at)
         VALUES (it.company_id, open_batch.work_batch_id, it.work_type, 'New', it.customer_reference, it.document_reference,
-                it.webhook_url, it.request, now(), now())
+                it.webhook_url, requests[element_index]::json, now(), now())
         RETURNING i.work_item_id INTO item_id;
         UPDATE work_batches b SET item_count = b.item_count + 1
          WHERE b.company_id = it.company_id AND b.work_batch_id = open_batch.work_batch_id;
