@@ -209,7 +209,7 @@ for (const backend of await availableBackends()) {
         );
         assert.equal(outcomes.filter((o) => o.kind === "created").length, 1, JSON.stringify(outcomes));
         assert.ok(outcomes.every((o) => o.kind === "created" || o.kind === "replayed"));
-        assert.equal(new Set(outcomes.map((o) => (o.kind === "keyReused" ? 0 : o.key.workItemId))).size, 1);
+        assert.equal(new Set(outcomes.map((o) => ("key" in o ? o.key.workItemId : 0))).size, 1);
         assert.equal((await store.listWorkItems(2, { limit: 20, customerReference: `race-${round}` })).length, 1);
       }
     });
