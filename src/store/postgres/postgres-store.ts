@@ -23,7 +23,7 @@ import {
   type RowCounts,
   type Store,
 } from "../store.ts";
-import { isRetryableSqlState, storeError } from "./errors.ts";
+import { isRetryableSqlState, isUnavailable, storeError } from "./errors.ts";
 import { GroupCommitter, type GroupResult } from "./group-commit.ts";
 import { migrate } from "./migrate.ts";
 import { SQL, listWorkItemsStatement, type Statement } from "./statements.ts";
@@ -85,6 +85,9 @@ export class PostgresStore implements Store {
     // An idle connection that dies (a database restart) is dropped by the pool; the next
     // query opens a new one. Without a listener the process would crash.
     pool.on("error", () => undefined);
+    // The append logic relies on READ COMMITTED re-checks (see the migration), whatever the
+    // server's default; pg runs this before any other query on the new connection.
+    pool.on("connect", (client) => void client.query("SET default_transaction_isolation = 'read committed'").catch(() => undefined));
     try {
       await migrate(pool);
     } catch (error) {
@@ -215,7 +218,13 @@ export class PostgresStore implements Store {
     return this.adds.submit(input);
   }
 
-  /** One group: one transaction, one statement; see `wia_add_work_items` in the migration. */
+  /**
+   * One group: one statement, which PostgreSQL runs as its own transaction (see
+   * `wia_add_work_items` in the migration). `pg` settles a query only at ReadyForQuery, which
+   * the server sends after the implicit COMMIT has reached the WAL; a failed commit fails the
+   * statement, and with it every call of the group. One round trip per group, rather than
+   * three for BEGIN/statement/COMMIT, matters when this process's event loop is busy.
+   */
   private async addGroup(inputs: NewWorkItem[]): Promise<Array<GroupResult<AddWorkItemOutcome>>> {
     // One lock order for every group (company, then work type), so groups never deadlock.
     const order = inputs
@@ -233,7 +242,14 @@ export class PostgresStore implements Store {
       retention_seconds: input.idempotency?.retentionSeconds ?? null,
     }));
     const requests = order.map(({ input }) => JSON.stringify(input.request));
-    const { rows } = await this.withTransaction((query) => query<AddRow>(SQL.addWorkItems, [JSON.stringify(items), requests]));
+    let rows: AddRow[];
+    try {
+      ({ rows } = await this.pool.query<AddRow>({ ...SQL.addWorkItems, values: [JSON.stringify(items), requests] }));
+    } catch (error) {
+      // Whether the server committed is unknown when the connection broke after sending: the
+      // callers are told "unavailable, retry", and an Idempotency-Key makes that retry safe.
+      throw isUnavailable(error) ? new StoreUnavailableError("PostgreSQL did not confirm the commit", { cause: error }) : error;
+    }
     const results: Array<GroupResult<AddWorkItemOutcome>> = [];
     for (const row of rows) results[order[row.item_ord]!.ord] = toAddResult(row);
     return results;
