@@ -4,11 +4,13 @@
  * partial unique index keeps one Open batch per company and work type, the Open batch row is
  * locked while an item is appended, and the idempotency primary key decides a raced key.
  *
- * Appends use group commit (see group-commit.ts and `wia_add_work_items` in the migration):
- * concurrent calls share one transaction with a savepoint per item, so many requests cost one
- * WAL flush and one round trip, and each promise resolves only after its group committed.
+ * Appends use group commit (appends.ts): concurrent calls share one transaction with a
+ * savepoint per item, so many requests cost one WAL flush and one round trip, and each promise
+ * resolves only after its group committed.
+ *
+ * Adding a method: put its SQL in statements.ts, then call `this.query` (one statement) or
+ * `this.withTransaction` (several, atomically).
  */
-import pg from "pg";
 import { StoreUnavailableError } from "../../errors.ts";
 import type { WorkBatchView, WorkItemView } from "../../domain/views.ts";
 import { toApiKey, toCompany, toWorkBatchView, toWorkItemView, type ApiKeyRow, type WorkBatchRow, type WorkItemRow } from "../rows.ts";
@@ -23,10 +25,10 @@ import {
   type RowCounts,
   type Store,
 } from "../store.ts";
-import { isRetryableSqlState, isUnavailable, storeError } from "./errors.ts";
-import { GroupCommitter, type GroupResult } from "./group-commit.ts";
-import { migrate } from "./migrate.ts";
-import { SQL, listWorkItemsStatement, type Statement } from "./statements.ts";
+import { createAppender } from "./appends.ts";
+import { Database, type Query } from "./database.ts";
+import type { GroupCommitter } from "./group-commit.ts";
+import { SQL, listWorkItemsStatement } from "./statements.ts";
 
 export interface PostgresStoreOptions {
   /** Connections this process may open (default 10). */
@@ -35,123 +37,41 @@ export interface PostgresStoreOptions {
   addLanes?: number;
 }
 
-/** Runs one named statement; the only way code in this folder talks to PostgreSQL. */
-export type Query = <R extends pg.QueryResultRow = pg.QueryResultRow>(statement: Statement, values?: unknown[]) => Promise<pg.QueryResult<R>>;
-
-/**
- * Items per group. Each item is a subtransaction; PostgreSQL keeps at most 64 of them per
- * transaction in shared memory, beyond which every other session's snapshots get slower.
- */
-const MAX_GROUP_SIZE = 64;
 const SIGNING_SECRET_NAME = "jwt-hs256";
-
-interface AddRow {
-  /** Index into the sorted group. */
-  item_ord: number;
-  outcome: "created" | "replayed" | "keyReused" | "failed";
-  batch_id: string | null;
-  item_id: string | null;
-  failure_code: string | null;
-  failure_message: string | null;
-}
 
 export class PostgresStore implements Store {
   readonly kind = "postgres" as const;
   readonly flags = { singleWriter: false, supportsSkipLocked: true };
   private readonly adds: GroupCommitter<NewWorkItem, AddWorkItemOutcome>;
+  private readonly query: Query;
   private closing: Promise<void> | undefined;
 
   private constructor(
-    readonly pool: pg.Pool,
+    private readonly db: Database,
     options: PostgresStoreOptions,
   ) {
-    this.adds = new GroupCommitter({
-      lanes: options.addLanes ?? 4,
-      maxGroupSize: MAX_GROUP_SIZE,
-      laneKey: (input) => input.companyId,
-      runGroup: (inputs) => this.addGroup(inputs),
-    });
+    this.query = db.query;
+    this.adds = createAppender(db, options.addLanes ?? 4);
   }
 
   /** Connects, applies pending migrations, and returns the store. */
   static async open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
-    const pool = new pg.Pool({
-      connectionString: url,
-      max: options.poolSize ?? 10,
-      connectionTimeoutMillis: 5_000,
-      idleTimeoutMillis: 30_000,
-      application_name: "work-item-api",
-    });
-    // An idle connection that dies (a database restart) is dropped by the pool; the next
-    // query opens a new one. Without a listener the process would crash.
-    pool.on("error", () => undefined);
-    // The append logic relies on READ COMMITTED re-checks (see the migration), whatever the
-    // server's default; pg runs this before any other query on the new connection.
-    pool.on("connect", (client) => void client.query("SET default_transaction_isolation = 'read committed'").catch(() => undefined));
-    try {
-      await migrate(pool);
-    } catch (error) {
-      await pool.end().catch(() => undefined);
-      throw error;
-    }
-    return new PostgresStore(pool, options);
+    return new PostgresStore(await Database.open(url, options.poolSize ?? 10), options);
   }
 
-  private readonly query: Query = async (statement, values = []) => {
-    try {
-      return await this.pool.query({ name: statement.name, text: statement.text, values });
-    } catch (error) {
-      throw storeError(error);
-    }
-  };
-
-  /**
-   * Runs `work` in one READ COMMITTED transaction on one connection. A failed COMMIT means
-   * nothing of it is stored, so callers must not report success: it becomes StoreUnavailableError.
-   */
-  async withTransaction<T>(work: (query: Query) => Promise<T>): Promise<T> {
-    let client: pg.PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (error) {
-      throw storeError(error);
-    }
-    let broken: Error | undefined;
-    const onError = (error: Error) => (broken = error);
-    client.on("error", onError);
-    const query: Query = (statement, values = []) => client.query({ name: statement.name, text: statement.text, values });
-    try {
-      await client.query("BEGIN ISOLATION LEVEL READ COMMITTED");
-      const result = await work(query);
-      try {
-        await client.query("COMMIT");
-      } catch (error) {
-        broken ??= error as Error;
-        throw new StoreUnavailableError("PostgreSQL commit failed", { cause: error });
-      }
-      return result;
-    } catch (error) {
-      if (!broken) await client.query("ROLLBACK").catch((rollbackError: Error) => (broken = rollbackError));
-      throw storeError(error);
-    } finally {
-      client.off("error", onError);
-      // A connection that failed is closed rather than handed to the next caller.
-      client.release(broken);
-    }
+  /** Several statements in one transaction; see Database.withTransaction. */
+  withTransaction<T>(work: (query: Query) => Promise<T>): Promise<T> {
+    return this.db.withTransaction(work);
   }
 
-  async ping(): Promise<void> {
-    try {
-      await this.pool.query(SQL.ping.text);
-    } catch (error) {
-      throw new StoreUnavailableError("PostgreSQL does not answer", { cause: error });
-    }
+  ping(): Promise<void> {
+    return this.db.ping();
   }
 
   close(): Promise<void> {
     this.closing ??= (async () => {
       await this.adds.drain();
-      await this.pool.end();
+      await this.db.end();
     })();
     return this.closing;
   }
@@ -218,43 +138,6 @@ export class PostgresStore implements Store {
     return this.adds.submit(input);
   }
 
-  /**
-   * One group: one statement, which PostgreSQL runs as its own transaction (see
-   * `wia_add_work_items` in the migration). `pg` settles a query only at ReadyForQuery, which
-   * the server sends after the implicit COMMIT has reached the WAL; a failed commit fails the
-   * statement, and with it every call of the group. One round trip per group, rather than
-   * three for BEGIN/statement/COMMIT, matters when this process's event loop is busy.
-   */
-  private async addGroup(inputs: NewWorkItem[]): Promise<Array<GroupResult<AddWorkItemOutcome>>> {
-    // One lock order for every group (company, then work type), so groups never deadlock.
-    const order = inputs
-      .map((input, ord) => ({ input, ord }))
-      .sort((a, b) => a.input.companyId - b.input.companyId || (a.input.workType < b.input.workType ? -1 : a.input.workType > b.input.workType ? 1 : 0));
-    const items = order.map(({ input }) => ({
-      company_id: input.companyId,
-      work_type: input.workType,
-      customer_reference: input.customerReference,
-      document_reference: input.documentReference,
-      webhook_url: input.webhookUrl,
-      batch_max_items: input.batchMaxItems,
-      idempotency_key: input.idempotency?.key ?? null,
-      request_hash: input.idempotency?.requestHash ?? null,
-      retention_seconds: input.idempotency?.retentionSeconds ?? null,
-    }));
-    const requests = order.map(({ input }) => JSON.stringify(input.request));
-    let rows: AddRow[];
-    try {
-      ({ rows } = await this.pool.query<AddRow>({ ...SQL.addWorkItems, values: [JSON.stringify(items), requests] }));
-    } catch (error) {
-      // Whether the server committed is unknown when the connection broke after sending: the
-      // callers are told "unavailable, retry", and an Idempotency-Key makes that retry safe.
-      throw isUnavailable(error) ? new StoreUnavailableError("PostgreSQL did not confirm the commit", { cause: error }) : error;
-    }
-    const results: Array<GroupResult<AddWorkItemOutcome>> = [];
-    for (const row of rows) results[order[row.item_ord]!.ord] = toAddResult(row);
-    return results;
-  }
-
   async getWorkItem(companyId: number, workItemId: number): Promise<WorkItemView | undefined> {
     const { rows } = await this.query<WorkItemRow>(SQL.getWorkItem, [companyId, workItemId]);
     return rows[0] && toWorkItemView(rows[0]);
@@ -291,22 +174,6 @@ export class PostgresStore implements Store {
       workItems: row.work_items ?? 0,
       idempotencyKeys: row.idempotency_keys ?? 0,
     };
-  }
-}
-
-function toAddResult(row: AddRow): GroupResult<AddWorkItemOutcome> {
-  switch (row.outcome) {
-    case "created":
-    case "replayed":
-      return { outcome: { kind: row.outcome, key: { workBatchId: Number(row.batch_id), workItemId: Number(row.item_id) } } };
-    case "keyReused":
-      return { outcome: { kind: "keyReused" } };
-    default: {
-      const cause = Object.assign(new Error(row.failure_message ?? "work item not stored"), { code: row.failure_code });
-      // A deadlock or lock timeout on this item is worth a retry; anything else is a bug or bad data.
-      if (isRetryableSqlState(row.failure_code)) return { error: new StoreUnavailableError("PostgreSQL could not store the item now", { cause }) };
-      return { error: new Error(`PostgreSQL refused the work item (SQLSTATE ${row.failure_code})`, { cause }) };
-    }
   }
 }
 
