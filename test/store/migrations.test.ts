@@ -45,5 +45,17 @@ for (const backend of await availableBackends()) {
         await location.cleanup();
       }
     });
+
+    if (backend.name === "postgres") {
+      test("refuses to open when sessions default to an isolation level stricter than READ COMMITTED", async () => {
+        const location = await backend.create();
+        try {
+          const strict = location.databaseUrl.replace("options=", "options=-c%20default_transaction_isolation%3Dserializable%20");
+          await assert.rejects(openStore({ kind: "postgres", url: strict }), /default_transaction_isolation is "serializable"/);
+        } finally {
+          await location.cleanup();
+        }
+      });
+    }
   });
 }

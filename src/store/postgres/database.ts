@@ -22,11 +22,9 @@ export class Database {
     // An idle connection that dies (a database restart) is dropped by the pool; the next
     // query opens a new one. Without a listener the process would crash.
     pool.on("error", () => undefined);
-    // The append logic relies on READ COMMITTED re-checks (see the migration), whatever the
-    // server's default; pg runs this before any other query on the new connection.
-    pool.on("connect", (client) => void client.query("SET default_transaction_isolation = 'read committed'").catch(() => undefined));
     try {
       await migrate(pool);
+      await requireReadCommitted(pool);
     } catch (error) {
       await pool.end().catch(() => undefined);
       throw error;
@@ -90,5 +88,22 @@ export class Database {
 
   end(): Promise<void> {
     return this.pool.end();
+  }
+}
+
+/**
+ * Appends rely on READ COMMITTED: a batch row closed by another transaction is re-checked and
+ * skipped, not a serialization failure. That is PostgreSQL's default; a server or role set to
+ * something stricter would turn concurrent appends into 503s, so the store refuses to start.
+ */
+async function requireReadCommitted(pool: pg.Pool): Promise<void> {
+  const { rows } = await pool.query<{ default_transaction_isolation: string }>("SHOW default_transaction_isolation").catch((error: unknown) => {
+    throw storeError(error);
+  });
+  const level = rows[0]?.default_transaction_isolation;
+  if (level !== "read committed") {
+    throw new Error(
+      `PostgreSQL default_transaction_isolation is "${level}"; the store needs "read committed" (ALTER ROLE <user> SET default_transaction_isolation = 'read committed')`,
+    );
   }
 }
