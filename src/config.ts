@@ -23,6 +23,7 @@ export const EnvSchema = Type.Object({
     default: "sqlite:./data/work-item-api.db",
     description: "sqlite:<path> or postgres://…",
   }),
+  DATABASE_POOL_SIZE: Int(1, 1000, 10, "PostgreSQL connections per process (keep N processes × this below the server's limit, or use a pooler)"),
   JWT_SECRET: Type.Optional(
     Type.String({ minLength: 32, description: "HS256 key (UTF-8 bytes of the text); generated and kept in the data folder when unset" }),
   ),
@@ -50,7 +51,7 @@ export const EnvSchema = Type.Object({
 });
 export type Env = Static<typeof EnvSchema>;
 
-export type StoreLocation = { kind: "sqlite"; path: string } | { kind: "postgres"; url: string };
+export type StoreLocation = { kind: "sqlite"; path: string } | { kind: "postgres"; url: string; poolSize?: number };
 
 export interface Config {
   port: number;
@@ -105,7 +106,7 @@ export function loadConfig(source: EnvSource = process.env, overrides: Partial<E
   const env = converted as Env;
   checkTimeZone(env.TZ);
   checkCron(env.BOT_SCHEDULE);
-  const store = parseStoreLocation(env.DATABASE_URL);
+  const store = parseStoreLocation(env.DATABASE_URL, env.DATABASE_POOL_SIZE);
   return Object.freeze({
     port: env.PORT,
     host: env.HOST,
@@ -134,9 +135,9 @@ export function loadConfig(source: EnvSource = process.env, overrides: Partial<E
   });
 }
 
-function parseStoreLocation(url: string): StoreLocation {
+function parseStoreLocation(url: string, poolSize: number): StoreLocation {
   if (url.startsWith("sqlite:")) return { kind: "sqlite", path: resolve(url.slice("sqlite:".length)) };
-  return { kind: "postgres", url };
+  return { kind: "postgres", url, poolSize };
 }
 
 function checkTimeZone(timeZone: string): void {

@@ -1,7 +1,7 @@
 /**
  * The store: the one interface through which the rest of the code reads and writes data.
  *
- * Contract every backend keeps (checked by test/store/contract.ts against each one):
+ * Contract every backend keeps (checked by test/store/contract.test.ts against each one):
  * - Every method that touches tenant data takes the `companyId` and filters by it; an id of
  *   another company behaves exactly like a missing id.
  * - `addWorkItem` resolves only after the item is durably committed (a crash right after the

@@ -1,17 +1,23 @@
 /**
  * The stores every store and route test runs against. SQLite always, in a temp file;
- * PostgreSQL when reachable, in a fresh schema per test file.
+ * PostgreSQL when it answers at 127.0.0.1:5432 (or TEST_DATABASE_URL), in a fresh schema per
+ * `create()` call, selected through the connection string's search_path and dropped in cleanup.
+ *
+ * Without PostgreSQL the tests fail when CI=true (the PostgreSQL run is mandatory there) and
+ * otherwise say loudly on stderr that the PostgreSQL half was skipped.
  */
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pg from "pg";
 import type { StoreLocation } from "../../src/config.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import type { Store } from "../../src/store/store.ts";
 
 export interface Backend {
   name: "sqlite" | "postgres";
-  /** A fresh, empty, migrated location of this backend. */
+  /** A fresh, empty location of this backend (migrated when a store first opens it). */
   create(): Promise<{ location: StoreLocation; databaseUrl: string; cleanup(): Promise<void> }>;
 }
 
@@ -24,9 +30,72 @@ export const sqliteBackend: Backend = {
   },
 };
 
-/** Every backend available here. */
-export async function availableBackends(): Promise<Backend[]> {
-  return [sqliteBackend];
+/** The database the test schemas are made in; trust auth on the test machines. */
+export const POSTGRES_TEST_URL = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const SCHEMA_PREFIX = "wia_test_";
+/** Schemas of runs that were killed before their cleanup are dropped once this old. */
+const STALE_SCHEMA_SECONDS = 6 * 3600;
+
+/** Runs `work` on a short-lived connection to the test database (outside any test schema). */
+export async function withPostgresAdmin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: POSTGRES_TEST_URL, connectionTimeoutMillis: 3000 });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** The connection string that puts every session of a process into `schema`. */
+export const postgresUrlForSchema = (schema: string) =>
+  `${POSTGRES_TEST_URL}${POSTGRES_TEST_URL.includes("?") ? "&" : "?"}options=-c%20search_path%3D${schema}`;
+
+export const postgresBackend: Backend = {
+  name: "postgres",
+  async create() {
+    // The creation time is part of the name, so a later run can sweep up what a killed one left.
+    const schema = `${SCHEMA_PREFIX}${Math.floor(Date.now() / 1000)}_${randomBytes(5).toString("hex")}`;
+    await withPostgresAdmin((client) => client.query(`CREATE SCHEMA ${schema}`));
+    const url = postgresUrlForSchema(schema);
+    return {
+      location: { kind: "postgres", url },
+      databaseUrl: url,
+      cleanup: () => withPostgresAdmin(async (client) => void (await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`))),
+    };
+  },
+};
+
+async function postgresAnswers(): Promise<boolean> {
+  try {
+    await withPostgresAdmin(async (client) => {
+      const { rows } = await client.query<{ nspname: string }>("SELECT nspname FROM pg_namespace WHERE nspname LIKE $1", [`${SCHEMA_PREFIX}%`]);
+      const now = Date.now() / 1000;
+      for (const { nspname } of rows) {
+        const created = Number(/^wia_test_(\d+)_/.exec(nspname)?.[1]);
+        if (created > 0 && now - created > STALE_SCHEMA_SECONDS) await client.query(`DROP SCHEMA IF EXISTS ${nspname} CASCADE`);
+      }
+    });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+let available: Promise<Backend[]> | undefined;
+
+/** Every backend available here; throws under CI=true when PostgreSQL does not answer. */
+export function availableBackends(): Promise<Backend[]> {
+  available ??= (async () => {
+    if (await postgresAnswers()) return [sqliteBackend, postgresBackend];
+    const where = POSTGRES_TEST_URL.replace(/\/\/[^@]*@/, "//");
+    if (process.env.CI === "true") {
+      throw new Error(`PostgreSQL does not answer at ${where}; with CI=true the PostgreSQL tests are mandatory (.ci/run starts it)`);
+    }
+    process.stderr.write(`\n!!!!! PostgreSQL does not answer at ${where}: the PostgreSQL tests are SKIPPED, only SQLite ran. Start PostgreSQL to run them. !!!!!\n\n`);
+    return [sqliteBackend];
+  })();
+  return available;
 }
 
 export async function openFreshStore(backend: Backend): Promise<{ store: Store; location: StoreLocation; databaseUrl: string; cleanup(): Promise<void> }> {

@@ -14,10 +14,13 @@ import { BooleanTranslationObject, ExtraTranslationObject, TranslationObject } f
 
 export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 60 * 60;
 
+/** References are stored as text columns, which in PostgreSQL cannot hold U+0000 or a lone surrogate. */
+const PLAIN_TEXT = { pattern: "^[^\\u0000\\uD800-\\uDFFF]*$", errorMessage: "must not contain U+0000 or unpaired surrogate characters" };
+
 export const AuthorityRvdmWorkItemCreate = Type.Object(
   {
-    customerReference: Type.String({ minLength: 1, maxLength: 100, description: "your reference for this item", examples: ["ORDER-2026-0042"] }),
-    documentReference: Type.Optional(Type.String({ maxLength: 100, examples: ["DOC-77"] })),
+    customerReference: Type.String({ minLength: 1, maxLength: 100, ...PLAIN_TEXT, description: "your reference for this item", examples: ["ORDER-2026-0042"] }),
+    documentReference: Type.Optional(Type.String({ maxLength: 100, ...PLAIN_TEXT, examples: ["DOC-77"] })),
     webhookUrl: Type.Optional(
       Type.String({
         format: "uri",

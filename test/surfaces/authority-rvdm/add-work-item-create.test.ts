@@ -142,6 +142,21 @@ for (const backend of await availableBackends()) {
       assert.equal(listed.length, 1);
     });
 
+    test("references PostgreSQL text cannot hold are a 400; the same characters inside the request are kept", async () => {
+      const before = await t.store.countRows();
+      for (const customerReference of ["nul\u0000byte", "lone\ud800surrogate"]) {
+        const response = await add(validWorkItem({ customerReference, documentReference: "ok\udfff" }));
+        assert.equal(response.statusCode, 400, `${JSON.stringify(customerReference)}: ${response.body}`);
+        assert.ok(problem(response).errors?.customerReference && problem(response).errors?.documentReference);
+      }
+      assert.deepEqual(await t.store.countRows(), before);
+      const kept = await add(validWorkItem({ customerReference: "emoji 🐄 ok", requestNo: { sendValue: "nul\u0000inside" } }));
+      assert.equal(kept.statusCode, 200, kept.body);
+      const item = await t.store.getWorkItem(tenant.companyId, kept.json<{ workItemId: number }>().workItemId);
+      assert.equal(item?.customerReference, "emoji 🐄 ok");
+      assert.deepEqual(item?.request.requestNo, { sendValue: "nul\u0000inside" });
+    });
+
     test("refuses a bad Idempotency-Key", async () => {
       const response = await add(validWorkItem(), { "idempotency-key": "x".repeat(256) });
       assert.equal(response.statusCode, 400);

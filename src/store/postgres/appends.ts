@@ -1,0 +1,82 @@
+/**
+ * addWorkItem on PostgreSQL: group commit. Calls that arrive together form a group (at most
+ * 64, see below) that is sent as ONE statement, `wia_add_work_items` (migrations/0001), which
+ * PostgreSQL runs as one transaction with a subtransaction (savepoint) per item. So a group
+ * costs one round trip and one WAL flush, one item's failure fails only its own call, and a
+ * failed commit fails every call of the group. Up to four groups run at once on different
+ * connections; a company always uses the same lane (see group-commit.ts).
+ */
+import { StoreUnavailableError } from "../../errors.ts";
+import type { AddWorkItemOutcome, NewWorkItem } from "../store.ts";
+import type { Database } from "./database.ts";
+import { isRetryableSqlState, isUnavailable } from "./errors.ts";
+import { GroupCommitter, type GroupResult } from "./group-commit.ts";
+import { SQL } from "./statements.ts";
+
+/**
+ * Items per group. Each is a subtransaction; PostgreSQL caches 64 of them per transaction in
+ * shared memory, beyond which every other session's snapshots get slower.
+ */
+const MAX_GROUP_SIZE = 64;
+
+interface AddRow {
+  /** Index into the sorted group. */
+  item_ord: number;
+  outcome: "created" | "replayed" | "keyReused" | "failed";
+  batch_id: string | null;
+  item_id: string | null;
+  failure_code: string | null;
+  failure_message: string | null;
+}
+
+export function createAppender(db: Database, lanes: number): GroupCommitter<NewWorkItem, AddWorkItemOutcome> {
+  return new GroupCommitter({ lanes, maxGroupSize: MAX_GROUP_SIZE, laneKey: (input) => input.companyId, runGroup: (inputs) => appendGroup(db, inputs) });
+}
+
+async function appendGroup(db: Database, inputs: NewWorkItem[]): Promise<Array<GroupResult<AddWorkItemOutcome>>> {
+  // One lock order for every group (company, then work type), so concurrent groups never deadlock.
+  const order = inputs
+    .map((input, ord) => ({ input, ord }))
+    .sort((a, b) => a.input.companyId - b.input.companyId || (a.input.workType < b.input.workType ? -1 : a.input.workType > b.input.workType ? 1 : 0));
+  const items = order.map(({ input }) => ({
+    company_id: input.companyId,
+    work_type: input.workType,
+    customer_reference: input.customerReference,
+    document_reference: input.documentReference,
+    webhook_url: input.webhookUrl,
+    batch_max_items: input.batchMaxItems,
+    idempotency_key: input.idempotency?.key ?? null,
+    request_hash: input.idempotency?.requestHash ?? null,
+    retention_seconds: input.idempotency?.retentionSeconds ?? null,
+  }));
+  const requests = order.map(({ input }) => JSON.stringify(input.request));
+  let rows: AddRow[];
+  try {
+    // `pg` settles a query at ReadyForQuery, which the server sends after the statement's
+    // implicit COMMIT has reached the WAL: a resolved promise means committed.
+    ({ rows } = await db.query<AddRow>(SQL.addWorkItems, [JSON.stringify(items), requests]));
+  } catch (error) {
+    // Whether the server committed is unknown when the connection broke after sending: the
+    // callers are told "unavailable, retry", and an Idempotency-Key makes that retry safe.
+    throw isUnavailable(error) ? new StoreUnavailableError("PostgreSQL did not confirm the commit", { cause: error }) : error;
+  }
+  const results: Array<GroupResult<AddWorkItemOutcome>> = [];
+  for (const row of rows) results[order[row.item_ord]!.ord] = toResult(row);
+  return results;
+}
+
+function toResult(row: AddRow): GroupResult<AddWorkItemOutcome> {
+  switch (row.outcome) {
+    case "created":
+    case "replayed":
+      return { outcome: { kind: row.outcome, key: { workBatchId: Number(row.batch_id), workItemId: Number(row.item_id) } } };
+    case "keyReused":
+      return { outcome: { kind: "keyReused" } };
+    default: {
+      const cause = Object.assign(new Error(row.failure_message ?? "work item not stored"), { code: row.failure_code });
+      // A deadlock or lock timeout on this item is worth a retry; anything else is a bug or bad data.
+      if (isRetryableSqlState(row.failure_code)) return { error: new StoreUnavailableError("PostgreSQL could not store the item now", { cause }) };
+      return { error: new Error(`PostgreSQL refused the work item (SQLSTATE ${row.failure_code})`, { cause }) };
+    }
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * Applies the numbered migrations of ./migrations/ that the schema has not recorded yet, all in
+ * one transaction under an advisory lock: processes that start at the same moment queue on the
+ * lock, and the ones that follow find everything applied. The lock is per schema, so test
+ * schemas in one database do not wait for each other.
+ */
+import type { Pool } from "pg";
+import { readMigrations } from "../migrations.ts";
+import { storeError } from "./errors.ts";
+
+/** First half of the advisory lock key: "wia" + "m"igrations, to stay clear of other users' locks. */
+const MIGRATION_LOCK_CLASS = 0x7769616d;
+
+export async function migrate(pool: Pool): Promise<void> {
+  const migrations = readMigrations(new URL("./migrations/", import.meta.url));
+  let client;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    throw storeError(error, "PostgreSQL does not answer; cannot apply migrations");
+  }
+  let broken: Error | undefined;
+  const onError = (error: Error) => (broken = error);
+  client.on("error", onError);
+  try {
+    await client.query("BEGIN");
+    await client.query("SELECT pg_advisory_xact_lock($1, hashtext(COALESCE(current_schema(), '')))", [MIGRATION_LOCK_CLASS]);
+    await client.query(
+      "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)",
+    );
+    const applied = new Set((await client.query<{ version: number }>("SELECT version FROM schema_migrations")).rows.map((row) => row.version));
+    for (const migration of migrations) {
+      if (applied.has(migration.version)) continue;
+      await client.query(migration.sql);
+      await client.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, now())", [migration.version, migration.name]);
+    }
+    await client.query("COMMIT");
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    broken ??= error as Error;
+    throw storeError(error, "PostgreSQL failed while applying migrations");
+  } finally {
+    client.off("error", onError);
+    client.release(broken);
+  }
+}

@@ -1,0 +1,222 @@
+/**
+ * The store contract (src/store/store.ts), run once per backend on a real database: every
+ * method, tenant scoping, the one-Open-batch invariant under concurrency (also across two store
+ * instances on one database, as two processes would be), rollover, idempotency outcomes,
+ * revocation and the shared signing secret.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { WORK_TYPE_AUTHORITY_RVDM } from "../../src/domain/views.ts";
+import { openStore } from "../../src/store/open-store.ts";
+import { AlreadyExistsError, type AddWorkItemOutcome, type NewWorkItem, type Store } from "../../src/store/store.ts";
+import { availableBackends } from "../helpers/backends.ts";
+
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
+
+function newItem(companyId: number, overrides: Partial<NewWorkItem> = {}): NewWorkItem {
+  return {
+    companyId,
+    workType: WORK_TYPE_AUTHORITY_RVDM,
+    customerReference: "REF",
+    documentReference: null,
+    webhookUrl: null,
+    request: { customerReference: "REF", plannedLoad: 1.5, productName: { sendValue: "X" } },
+    batchMaxItems: 1000,
+    ...overrides,
+  };
+}
+
+const created = (outcome: AddWorkItemOutcome) => {
+  assert.equal(outcome.kind, "created", JSON.stringify(outcome));
+  return (outcome as Extract<AddWorkItemOutcome, { kind: "created" }>).key;
+};
+
+for (const backend of await availableBackends()) {
+  describe(`store contract [${backend.name}]`, () => {
+    let store: Store;
+    /** A second store on the same database: what another process would see. */
+    let twin: Store;
+    let cleanup: () => Promise<void>;
+
+    before(async () => {
+      const location = await backend.create();
+      store = await openStore(location.location);
+      twin = await openStore(location.location);
+      cleanup = async () => {
+        await Promise.all([store.close(), twin.close()]);
+        await location.cleanup();
+      };
+      for (const companyId of [1, 2, 3, 4, 5, 6]) await store.createCompany({ companyId, name: `Company ${companyId}` });
+    });
+    after(() => cleanup());
+
+    test("ping answers and the flags name the backend's abilities", async () => {
+      await store.ping();
+      assert.equal(store.kind, backend.name);
+      assert.equal(store.flags.singleWriter, backend.name === "sqlite");
+      assert.equal(store.flags.supportsSkipLocked, backend.name === "postgres");
+    });
+
+    test("companies: create with and without an id, refuse a taken id, read back", async () => {
+      const explicit = await store.createCompany({ companyId: 4242, name: "Explicit" });
+      assert.deepEqual({ ...explicit, createdAt: "" }, { companyId: 4242, name: "Explicit", createdAt: "" });
+      assert.match(explicit.createdAt, ISO);
+      const next = await store.createCompany({ name: "Next" });
+      assert.equal(next.companyId, 4243, "without an id, the next free one");
+      await assert.rejects(store.createCompany({ companyId: 4242, name: "Again" }), AlreadyExistsError);
+      assert.deepEqual(await twin.getCompany(4242), explicit);
+      assert.equal(await store.getCompany(999_999), undefined);
+    });
+
+    test("API keys: create, find only within the company, list per company, revoke once", async () => {
+      const key = await store.createApiKey({ companyId: 1, keyId: "00000000000000a1", name: "ci", secretHash: "hash-a1" });
+      assert.deepEqual({ ...key, createdAt: "" }, { keyId: "00000000000000a1", companyId: 1, name: "ci", createdAt: "", revokedAt: null });
+      await store.createApiKey({ companyId: 1, keyId: "00000000000000a2", name: null, secretHash: "hash-a2" });
+      await store.createApiKey({ companyId: 2, keyId: "00000000000000b1", name: null, secretHash: "hash-b1" });
+      assert.equal((await store.findApiKey(1, "00000000000000a1"))?.secretHash, "hash-a1");
+      assert.equal(await store.findApiKey(2, "00000000000000a1"), undefined, "another company's key is not found");
+      assert.deepEqual((await store.listApiKeys(1)).map((k) => k.keyId), ["00000000000000a1", "00000000000000a2"]);
+      assert.ok((await store.listApiKeys(1)).every((k) => !("secretHash" in k)), "listing never carries hashes");
+      assert.deepEqual((await store.listApiKeys(2)).map((k) => k.keyId), ["00000000000000b1"]);
+
+      const revoked = await store.revokeApiKey("00000000000000a1");
+      assert.match(revoked?.revokedAt ?? "", ISO);
+      assert.equal((await twin.findApiKey(1, "00000000000000a1"))?.revokedAt, revoked?.revokedAt, "the other instance sees it at once");
+      assert.equal((await store.revokeApiKey("00000000000000a1"))?.revokedAt, revoked?.revokedAt, "a second revoke keeps the first time");
+      assert.equal(await store.revokeApiKey("ffffffffffffffff"), undefined);
+      assert.equal((await store.findApiKey(1, "00000000000000a2"))?.revokedAt, null);
+    });
+
+    test("webhook secrets are per company", async () => {
+      assert.equal(await store.getWebhookSecret(3), undefined);
+      await store.setWebhookSecret(3, "whsec_three");
+      assert.equal(await twin.getWebhookSecret(3), "whsec_three");
+      assert.equal(await store.getWebhookSecret(4), undefined);
+    });
+
+    test("the signing secret: the first candidate wins for every instance, even when they race", async () => {
+      const [a, b] = await Promise.all([store.getOrCreateSigningSecret("candidate-a".repeat(4)), twin.getOrCreateSigningSecret("candidate-b".repeat(4))]);
+      assert.equal(a, b);
+      assert.ok([`${"candidate-a".repeat(4)}`, `${"candidate-b".repeat(4)}`].includes(a));
+      assert.equal(await twin.getOrCreateSigningSecret("candidate-c".repeat(4)), a);
+    });
+
+    test("addWorkItem stores a New item in the Open batch; reads are scoped by company", async () => {
+      const key = created(await store.addWorkItem(newItem(5, { customerReference: "first", documentReference: "D", webhookUrl: "https://example.org/h" })));
+      const item = await twin.getWorkItem(5, key.workItemId);
+      assert.deepEqual({ ...item, createdAt: "", updatedAt: "" }, {
+        workItemId: key.workItemId,
+        workBatchId: key.workBatchId,
+        workType: WORK_TYPE_AUTHORITY_RVDM,
+        status: "New",
+        customerReference: "first",
+        documentReference: "D",
+        webhookUrl: "https://example.org/h",
+        request: { customerReference: "REF", plannedLoad: 1.5, productName: { sendValue: "X" } },
+        result: null,
+        error: null,
+        attempts: 0,
+        createdAt: "",
+        updatedAt: "",
+        completedAt: null,
+      });
+      assert.match(item!.createdAt, ISO);
+      assert.deepEqual(Object.keys(item!.request), ["customerReference", "plannedLoad", "productName"], "the request keeps its property order");
+      const batch = await store.getWorkBatch(5, key.workBatchId);
+      assert.equal(batch?.status, "Open");
+      assert.equal(batch?.closedAt, null);
+      assert.match(batch!.createdAt, ISO);
+      assert.deepEqual(batch?.counts, { new: 1, inProgress: 0, successful: 0, failed: 0, cancelled: 0 });
+      assert.equal(await store.getWorkItem(6, key.workItemId), undefined, "another company's item is not found");
+      assert.equal(await store.getWorkBatch(6, key.workBatchId), undefined, "another company's batch is not found");
+      assert.deepEqual(await store.listWorkItems(6, { limit: 10 }), []);
+    });
+
+    test("listWorkItems: newest first, keyset, every filter, limit", async () => {
+      const keys = [];
+      for (const reference of ["a", "b", "a", "c", "a"]) keys.push(created(await store.addWorkItem(newItem(6, { customerReference: reference }))));
+      const ids = keys.map((k) => k.workItemId);
+      assert.deepEqual((await store.listWorkItems(6, { limit: 10 })).map((i) => i.workItemId), [...ids].reverse());
+      assert.deepEqual((await store.listWorkItems(6, { limit: 2 })).map((i) => i.workItemId), [ids[4], ids[3]]);
+      assert.deepEqual((await store.listWorkItems(6, { limit: 2, beforeWorkItemId: ids[3] })).map((i) => i.workItemId), [ids[2], ids[1]]);
+      assert.deepEqual((await store.listWorkItems(6, { limit: 10, customerReference: "a" })).map((i) => i.workItemId), [ids[4], ids[2], ids[0]]);
+      assert.deepEqual(
+        (await store.listWorkItems(6, { limit: 10, customerReference: "a", beforeWorkItemId: ids[4], status: "New", workBatchId: keys[0]!.workBatchId })).map((i) => i.workItemId),
+        [ids[2], ids[0]],
+      );
+      assert.deepEqual(await store.listWorkItems(6, { limit: 10, status: "Cancelled" }), []);
+      assert.deepEqual(await store.listWorkItems(6, { limit: 10, workBatchId: keys[0]!.workBatchId + 1_000_000 }), []);
+    });
+
+    test("rollover: the full batch closes and a new one opens at batchMaxItems", async () => {
+      await store.createCompany({ companyId: 20, name: "Rollover" });
+      const keys = [];
+      for (let i = 0; i < 5; i++) keys.push(created(await store.addWorkItem(newItem(20, { batchMaxItems: 2 }))));
+      const batchIds = [...new Set(keys.map((k) => k.workBatchId))];
+      assert.equal(batchIds.length, 3);
+      const batches = await Promise.all(batchIds.map((id) => store.getWorkBatch(20, id)));
+      assert.deepEqual(batches.map((b) => [b?.status, b?.counts.new]), [["Closed", 2], ["Closed", 2], ["Open", 1]]);
+      assert.match(batches[0]!.closedAt ?? "", ISO);
+    });
+
+    test("one Open batch per company under concurrency across two instances; every item stored once", async () => {
+      for (const companyId of [30, 31]) await store.createCompany({ companyId, name: `Race ${companyId}` });
+      const outcomes = await Promise.all(
+        Array.from({ length: 300 }, (_, i) => (i % 2 === 0 ? store : twin).addWorkItem(newItem(30 + (i % 3 === 0 ? 1 : 0), { customerReference: `r${i}`, batchMaxItems: 7 }))),
+      );
+      for (const companyId of [30, 31]) {
+        const mine = outcomes.filter((_, i) => 30 + (i % 3 === 0 ? 1 : 0) === companyId).map(created);
+        assert.equal(new Set(mine.map((k) => k.workItemId)).size, mine.length, "every item has its own id");
+        const batches = await Promise.all([...new Set(mine.map((k) => k.workBatchId))].map((id) => store.getWorkBatch(companyId, id)));
+        const open = batches.filter((b) => b?.status === "Open");
+        assert.equal(open.length, 1, `company ${companyId} has exactly one Open batch`);
+        assert.ok(batches.filter((b) => b?.status === "Closed").every((b) => b?.counts.new === 7), "closed batches are exactly full");
+        assert.equal(batches.reduce((sum, b) => sum + (b?.counts.new ?? 0), 0), mine.length);
+        assert.equal((await store.listWorkItems(companyId, { limit: 200 })).length, Math.min(mine.length, 200));
+      }
+    });
+
+    test("one item's failure fails only its own call, not its group", async () => {
+      // 888_893 ≡ 5 modulo 1–4, 6 and 12, so the three calls share a group however many lanes there are.
+      const calls = [newItem(5, { customerReference: "ok-1" }), newItem(888_893, { customerReference: "no such company" }), newItem(5, { customerReference: "ok-2" })];
+      const results = await Promise.allSettled(calls.map((call) => store.addWorkItem(call)));
+      assert.deepEqual(results.map((r) => r.status), ["fulfilled", "rejected", "fulfilled"]);
+      assert.equal((await store.listWorkItems(5, { limit: 10, customerReference: "ok-2" })).length, 1);
+      assert.equal((await store.listWorkItems(888_893, { limit: 10 })).length, 0);
+    });
+
+    test("idempotency: replay, reuse with another body, per company, and expiry", async () => {
+      const idem = (key: string, requestHash: string, retentionSeconds = 86_400) => ({ key, requestHash, retentionSeconds });
+      const first = created(await store.addWorkItem(newItem(4, { idempotency: idem("k1", "h1") })));
+      const rows = await store.countRows();
+      assert.deepEqual(await twin.addWorkItem(newItem(4, { idempotency: idem("k1", "h1") })), { kind: "replayed", key: first });
+      assert.deepEqual(await store.addWorkItem(newItem(4, { idempotency: idem("k1", "h2") })), { kind: "keyReused" });
+      assert.deepEqual(await store.countRows(), rows, "neither a replay nor a reuse stores anything");
+      created(await store.addWorkItem(newItem(3, { idempotency: idem("k1", "h2") })));
+
+      // Expired (retention 0): the key is free again and now names the new item.
+      const renewed = created(await store.addWorkItem(newItem(4, { idempotency: idem("k1", "h9", 0) })));
+      assert.notEqual(renewed.workItemId, first.workItemId);
+      assert.deepEqual(await store.addWorkItem(newItem(4, { idempotency: idem("k1", "h9") })), { kind: "replayed", key: renewed });
+    });
+
+    test("idempotency raced from two instances yields exactly one item", async () => {
+      for (const round of [1, 2, 3]) {
+        const outcomes = await Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            (i % 2 === 0 ? store : twin).addWorkItem(newItem(2, { customerReference: `race-${round}`, idempotency: { key: `race-${round}`, requestHash: "same", retentionSeconds: 60 } })),
+          ),
+        );
+        assert.equal(outcomes.filter((o) => o.kind === "created").length, 1, JSON.stringify(outcomes));
+        assert.ok(outcomes.every((o) => o.kind === "created" || o.kind === "replayed"));
+        assert.equal(new Set(outcomes.map((o) => ("key" in o ? o.key.workItemId : 0))).size, 1);
+        assert.equal((await store.listWorkItems(2, { limit: 20, customerReference: `race-${round}` })).length, 1);
+      }
+    });
+
+    test("countRows counts every table", async () => {
+      const counts = await twin.countRows();
+      assert.ok(counts.companies >= 10 && counts.apiKeys === 3 && counts.workBatches > 0 && counts.workItems > 300 && counts.idempotencyKeys >= 3, JSON.stringify(counts));
+    });
+  });
+}
