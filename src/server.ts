@@ -5,6 +5,7 @@
 import { buildApp } from "./app.ts";
 import { ConfigError, loadConfig, type Config } from "./config.ts";
 import { createLogger } from "./logger.ts";
+import { createMetrics } from "./metrics.ts";
 import { openStore } from "./store/open-store.ts";
 
 async function main(): Promise<void> {
@@ -21,9 +22,11 @@ async function main(): Promise<void> {
   const logger = createLogger(config);
   const store = await openStore(config.store);
   const stoppers: Array<() => Promise<void>> = [];
+  // One registry per process: the API, the bot and the dispatcher record into it.
+  const metrics = createMetrics({ defaultMetrics: true });
 
   if (config.role === "all" || config.role === "api") {
-    const app = await buildApp(config, { store, logger });
+    const app = await buildApp(config, { store, logger, metrics });
     await app.listen({ port: config.port, host: config.host });
     stoppers.push(() => app.close());
   }
