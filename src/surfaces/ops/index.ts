@@ -5,8 +5,11 @@ import type { AppContext } from "../../app-context.ts";
 import { ApiError } from "../../errors.ts";
 import { problemResponses } from "../shared/problem-schema.ts";
 
+/** Bodies of /healthz and /readyz. */
 const Status = (example: string, description: string) =>
   Type.Object({ status: Type.String({ examples: [example] }) }, { description, examples: [{ status: example }] });
+export const HealthStatus = Status("ok", "the process runs");
+export const ReadyStatus = Status("ready", "the store answers");
 
 const METRICS_EXAMPLE = [
   "# HELP work_item_api_tokens_issued_total Bearer tokens issued by POST /api/Login/Authenticate",
@@ -16,11 +19,11 @@ const METRICS_EXAMPLE = [
 
 export async function registerOps(app: FastifyInstance, ctx: AppContext): Promise<void> {
   app.get("/healthz", {
-    schema: { summary: "200 while the process runs", tags: ["Operations"], response: { 200: Status("ok", "the process runs") } },
+    schema: { summary: "200 while the process runs", tags: ["Operations"], response: { 200: HealthStatus } },
     handler: async () => ({ status: "ok" }),
   });
   app.get("/readyz", {
-    schema: { summary: "200 when the store answers, else 503", tags: ["Operations"], response: { 200: Status("ready", "the store answers"), ...problemResponses(503) } },
+    schema: { summary: "200 when the store answers, else 503", tags: ["Operations"], response: { 200: ReadyStatus, ...problemResponses(503) } },
     handler: async () => {
       try {
         await ctx.store.ping();
