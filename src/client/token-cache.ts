@@ -64,7 +64,7 @@ export class TokenCache {
     const lifetime = answer.serverDate !== undefined && !Number.isNaN(answer.serverDate) ? expires - answer.serverDate : expires - now;
     const expiresAt = now + Math.max(0, lifetime);
     // A token shorter-lived than the margin is renewed halfway, not on every call.
-    const margin = Math.min(this.refreshMarginMs, lifetime / 2);
+    const margin = lifetime > this.refreshMarginMs ? this.refreshMarginMs : lifetime / 2;
     return { token: answer.bearerToken, answer, expiresAt, refreshAt: expiresAt - margin };
   }
 }
