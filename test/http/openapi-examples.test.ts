@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import Ajv from "ajv";
+import { Ajv } from "ajv";
 import addFormats from "ajv-formats";
 import { availableBackends } from "../helpers/backends.ts";
 import { createTestApp, type TestApp } from "../helpers/test-app.ts";
@@ -32,7 +32,8 @@ for (const backend of await availableBackends()) {
 
     test("every request body and every response has an example that its schema accepts", () => {
       const ajv = new Ajv({ strict: false, allErrors: true });
-      addFormats(ajv);
+      // ajv-formats is CommonJS; under NodeNext its default export is the module object.
+      (addFormats as unknown as { default: (ajv: Ajv) => void }).default(ajv);
       let checked = 0;
       for (const [name, op] of operations) {
         const media: Array<[string, Media]> = [];
