@@ -53,8 +53,8 @@ describe("npm run demo", { timeout: 200_000 }, () => {
     assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
     const rows = new Map<string, { status: string; outcome: string; webhook: string }>();
     for (const line of run.stdout.split("\n")) {
-      const match = /^\s+\d+\s+(DEMO-\d)\s+(\w+)\s+(.+?)\s+(workitem\.\w+ \(signature verified\)|none received)$/.exec(line);
-      if (match) rows.set(match[1]!, { status: match[2]!, outcome: match[3]!, webhook: match[4]! });
+      const match = /^\s+\d+\s+(DEMO-\d)\s+(\w+)\s+(workitem\.\w+ \(signature verified\)|none received)\s+(.+)$/.exec(line);
+      if (match) rows.set(match[1]!, { status: match[2]!, webhook: match[3]!, outcome: match[4]! });
     }
     assert.deepEqual([...rows.keys()].sort(), ["DEMO-1", "DEMO-2", "DEMO-3", "DEMO-4"], run.stdout);
     for (const name of ["DEMO-1", "DEMO-2", "DEMO-4"]) {

@@ -56,10 +56,10 @@ function outcomeOf(item: WorkItemView): string {
 
 /** The outcome table: one row per item, with its webhook. */
 export function outcomeTable(items: WorkItemView[], webhooks: Map<number, ReceivedWebhook>): string {
-  const header = ["item", "reference", "status", "outcome", "webhook"];
+  const header = ["item", "reference", "status", "webhook", "outcome"];
   const rows = items.map((item) => {
     const hook = webhooks.get(item.workItemId);
-    return [String(item.workItemId), item.customerReference, item.status, outcomeOf(item), hook ? `${hook.event.type} (signature verified)` : "none received"];
+    return [String(item.workItemId), item.customerReference, item.status, hook ? `${hook.event.type} (signature verified)` : "none received", outcomeOf(item)];
   });
   const widths = header.map((name, column) => Math.max(name.length, ...rows.map((row) => row[column]!.length)));
   const line = (cells: string[]) => `  ${cells.map((cell, column) => cell.padEnd(widths[column]!)).join("  ")}`.trimEnd();
