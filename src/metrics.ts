@@ -12,10 +12,10 @@ export type BotRunOutcome = "completed" | "failed";
 /** What the bot recorded for one item after talking to the authority (SPEC §5). */
 export type BotItemOutcome = "succeeded" | "failed" | "retried";
 /**
- * How one webhook delivery attempt ended: `delivered` (2xx), `retrying` (non-2xx or timeout,
- * another attempt is scheduled), `gave_up` (retry window over), `refused` (address guard).
+ * How one webhook delivery attempt ended: `delivered` (2xx), `retried` (non-2xx or timeout,
+ * another attempt is scheduled), `failed` (given up: retry window over, or address refused).
  */
-export type WebhookDeliveryOutcome = "delivered" | "retrying" | "gave_up" | "refused";
+export type WebhookDeliveryOutcome = "delivered" | "retried" | "failed";
 
 /** The number of outbox rows still to deliver; read lazily on every scrape. */
 export type BacklogSource = () => number | Promise<number>;
@@ -82,7 +82,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   });
   const webhookDeliveries = new Counter({
     name: `${METRIC_PREFIX}webhook_deliveries_total`,
-    help: "Webhook delivery attempts by outcome (delivered, retrying, gave_up, refused)",
+    help: "Webhook delivery attempts by outcome (delivered, retried, failed)",
     labelNames: ["outcome"] as const,
     registers: [registry],
   });

@@ -83,12 +83,12 @@ describe("createMetrics recorders", () => {
     metrics.recordBotItem("succeeded", 3);
     metrics.recordBotItem("failed");
     metrics.recordWebhookDelivery("delivered");
-    metrics.recordWebhookDelivery("retrying");
+    metrics.recordWebhookDelivery("retried");
     const { body } = await metrics.render();
     assert.equal(metricValue(body, "work_item_api_bot_runs_total", { outcome: "completed" }), 1);
     assert.equal(metricValue(body, "work_item_api_bot_runs_total"), 2);
     assert.equal(metricValue(body, "work_item_api_bot_item_outcomes_total", { outcome: "succeeded" }), 3);
-    assert.equal(metricValue(body, "work_item_api_webhook_deliveries_total", { outcome: "retrying" }), 1);
+    assert.equal(metricValue(body, "work_item_api_webhook_deliveries_total", { outcome: "retried" }), 1);
   });
 
   test("the outbox backlog is read from its source on every scrape; a failing source keeps the last value", async () => {
