@@ -118,3 +118,21 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     render: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
   };
 }
+
+/**
+ * Event hooks for the bot (`BotEvents` of src/bot/run-once.ts) that record into `metrics`;
+ * typed structurally, so the bot needs no import from here.
+ */
+export function botMetricsEvents(metrics: Metrics) {
+  return {
+    itemFinished: (info: { result: BotItemOutcome }) => metrics.recordBotItem(info.result),
+    runFinished: (info: { error?: unknown }) => metrics.recordBotRun(info.error === undefined ? "completed" : "failed"),
+  };
+}
+
+/** Event hooks for the webhook dispatcher (`WebhookEvents`) that record into `metrics`. */
+export function webhookMetricsEvents(metrics: Metrics) {
+  return {
+    deliveryAttempted: (report: { outcome: WebhookDeliveryOutcome }) => metrics.recordWebhookDelivery(report.outcome),
+  };
+}

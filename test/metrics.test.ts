@@ -1,7 +1,7 @@
 /** GET /metrics: what is counted, by which labels, per app instance, and how it is turned off. */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { createMetrics } from "../src/metrics.ts";
+import { botMetricsEvents, createMetrics, webhookMetricsEvents } from "../src/metrics.ts";
 import { availableBackends } from "./helpers/backends.ts";
 import { metricValue } from "./helpers/server-process.ts";
 import { bearer, createTestApp, validWorkItem, type TestApp } from "./helpers/test-app.ts";
@@ -89,6 +89,21 @@ describe("createMetrics recorders", () => {
     assert.equal(metricValue(body, "work_item_api_bot_runs_total"), 2);
     assert.equal(metricValue(body, "work_item_api_bot_item_outcomes_total", { outcome: "succeeded" }), 3);
     assert.equal(metricValue(body, "work_item_api_webhook_deliveries_total", { outcome: "retried" }), 1);
+  });
+
+  test("the bot's and the dispatcher's event hooks record into the metrics", async () => {
+    const metrics = createMetrics();
+    const bot = botMetricsEvents(metrics);
+    const hooks = webhookMetricsEvents(metrics);
+    bot.itemFinished({ result: "retried" });
+    bot.runFinished({});
+    bot.runFinished({ error: new Error("store down") });
+    hooks.deliveryAttempted({ outcome: "failed" });
+    const { body } = await metrics.render();
+    assert.equal(metricValue(body, "work_item_api_bot_item_outcomes_total", { outcome: "retried" }), 1);
+    assert.equal(metricValue(body, "work_item_api_bot_runs_total", { outcome: "completed" }), 1);
+    assert.equal(metricValue(body, "work_item_api_bot_runs_total", { outcome: "failed" }), 1);
+    assert.equal(metricValue(body, "work_item_api_webhook_deliveries_total", { outcome: "failed" }), 1);
   });
 
   test("the outbox backlog is read from its source on every scrape; a failing source keeps the last value", async () => {
