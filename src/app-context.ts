@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { KeyStatusCache } from "./auth/key-status.ts";
 import type { TokenService } from "./auth/tokens.ts";
 import type { Config } from "./config.ts";
+import type { Metrics } from "./metrics.ts";
 import type { Store } from "./store/store.ts";
 
 export interface AppContext {
@@ -10,6 +11,8 @@ export interface AppContext {
   store: Store;
   tokens: TokenService;
   keyStatus: KeyStatusCache;
+  /** Prometheus metrics of this app instance; the bot and the dispatcher record into it too. */
+  metrics: Metrics;
   /** onRequest hook of every protected route; sets `request.tenant`. */
   bearerGuard: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 }

@@ -6,7 +6,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { AppContext } from "./app-context.ts";
 import { createBearerGuard } from "./auth/guard.ts";
 import { KeyStatusCache } from "./auth/key-status.ts";
@@ -14,7 +14,10 @@ import { TokenService } from "./auth/tokens.ts";
 import type { Config } from "./config.ts";
 import { installErrorHandling } from "./errors.ts";
 import { createValidatorCompiler } from "./http/validation.ts";
+import { documentDocsRoute, OpenApiDocumentSchema } from "./http/docs.ts";
+import { installRequestObservation } from "./http/observability.ts";
 import { createLogger } from "./logger.ts";
+import { createMetrics, type Metrics } from "./metrics.ts";
 import type { Store } from "./store/store.ts";
 import { registerAuthorityRvdm } from "./surfaces/authority-rvdm/index.ts";
 import { registerLogin } from "./surfaces/login/authenticate.ts";
@@ -24,22 +27,26 @@ import { registerVlmMad } from "./surfaces/vlm-mad/ping.ts";
 export interface AppDeps {
   store: Store;
   logger?: FastifyBaseLogger;
+  /** Shared with the bot and dispatcher of the same process; a fresh registry when omitted. */
+  metrics?: Metrics;
 }
 
-export async function createAppContext(config: Config, store: Store): Promise<AppContext> {
+export async function createAppContext(config: Config, store: Store, metrics: Metrics = createMetrics()): Promise<AppContext> {
   const secret = config.jwtSecret ?? (await store.getOrCreateSigningSecret(randomBytes(48).toString("base64url")));
   const tokens = new TokenService({ secret, issuer: config.jwtIssuer, audience: config.jwtAudience, ttlSeconds: config.tokenTtlSeconds });
   const keyStatus = new KeyStatusCache(store);
-  return { config, store, tokens, keyStatus, bearerGuard: createBearerGuard(tokens, keyStatus) };
+  return { config, store, tokens, keyStatus, metrics, bearerGuard: createBearerGuard(tokens, keyStatus) };
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
-  const ctx = await createAppContext(config, deps.store);
+  const ctx = await createAppContext(config, deps.store, deps.metrics);
   const app = Fastify({
     loggerInstance: deps.logger ?? createLogger(config),
     bodyLimit: config.maxBodyBytes,
+    // installRequestObservation writes the one completion line per request instead.
+    logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { caseSensitive: false, ignoreTrailingSlash: true },
     requestIdHeader: false,
     // An upstream proxy's request id is kept when it looks like one, so logs join up.
@@ -52,6 +59,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(createValidatorCompiler());
+  installRequestObservation(app, ctx.metrics);
   app.removeContentTypeParser(["text/plain"]);
 
   const routePatterns: Array<{ method: string; pattern: RegExp }> = [];
@@ -76,9 +84,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       },
       components: { securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" } } },
     },
+    transform: documentDocsRoute,
   });
   await app.register(swaggerUi, { routePrefix: "/docs", uiConfig: { validatorUrl: null, docExpansion: "list", deepLinking: true } });
-  app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+  app.get("/openapi.json", { schema: OpenApiDocumentSchema }, async () => app.swagger() as unknown as Record<string, unknown>);
 
   await registerOps(app, ctx);
   await registerLogin(app, ctx);

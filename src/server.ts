@@ -10,6 +10,7 @@
 import { buildApp } from "./app.ts";
 import { ConfigError, loadConfig, type Config } from "./config.ts";
 import { createLogger } from "./logger.ts";
+import { createMetrics } from "./metrics.ts";
 import { openStore } from "./store/open-store.ts";
 import { startWorkerServices, type Stopper } from "./worker.ts";
 
@@ -36,9 +37,11 @@ async function main(): Promise<void> {
   }
   const stoppers: Stopper[] = [];
   let address: string | undefined;
+  // One registry per process: the API, the bot and the dispatcher record into it.
+  const metrics = createMetrics({ defaultMetrics: true });
 
   if (config.role === "all" || config.role === "api") {
-    const app = await buildApp(config, { store, logger });
+    const app = await buildApp(config, { store, logger, metrics });
     address = await app.listen({ port: config.port, host: config.host });
     stoppers.push(() => app.close());
   }

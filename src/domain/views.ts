@@ -43,7 +43,7 @@ export const BatchKey = Type.Object(
     workBatchId: Type.Integer({ minimum: 1, description: "the batch the item landed in", examples: [17] }),
     workItemId: Type.Integer({ minimum: 1, description: "the item", examples: [4711] }),
   },
-  { title: "WorkItemBatchKey" },
+  { title: "WorkItemBatchKey", description: "where the item landed", examples: [{ workBatchId: 17, workItemId: 4711 }] },
 );
 export type BatchKey = Static<typeof BatchKey>;
 
@@ -71,6 +71,32 @@ export const WorkItemError = Type.Object(
 );
 export type WorkItemError = Static<typeof WorkItemError>;
 
+/** Examples for the OpenAPI document: what the reference page shows as response bodies. */
+const EXAMPLE_WORK_ITEM = {
+  workItemId: 4711,
+  workBatchId: 17,
+  workType: WORK_TYPE_AUTHORITY_RVDM,
+  status: "Successful",
+  customerReference: "ORDER-2026-0042",
+  documentReference: "DOC-77",
+  webhookUrl: "https://integrator.example/hooks/work-items",
+  request: {
+    customerReference: "ORDER-2026-0042",
+    productName: { sendValue: "RUNDVEEMEST", documentValue: "Rundveemest" },
+    destinationCountry: { sendValue: "DE" },
+    exportDate: "2026-12-01T08:00:00Z",
+    senderChamberOfCommerceNo: { sendValue: "12345678" },
+    receiverChamberOfCommerceNo: { sendValue: "87654321" },
+    plannedLoad: 31.5,
+  },
+  result: { registrationNumber: "RVDM-2026-000123", registeredAt: "2026-11-21T14:04:02.000Z" },
+  error: null,
+  attempts: 0,
+  createdAt: "2026-11-21T14:03:12.000Z",
+  updatedAt: "2026-11-21T14:04:02.000Z",
+  completedAt: "2026-11-21T14:04:02.000Z",
+};
+
 export const WorkItemView = Type.Object(
   {
     workItemId: Type.Integer({ minimum: 1, examples: [4711] }),
@@ -88,7 +114,7 @@ export const WorkItemView = Type.Object(
     updatedAt: Timestamp("when the item last changed"),
     completedAt: Nullable(Timestamp("when the item reached a terminal status")),
   },
-  { title: "WorkItemView" },
+  { title: "WorkItemView", description: "one work item with its status and outcome", examples: [EXAMPLE_WORK_ITEM] },
 );
 export type WorkItemView = Static<typeof WorkItemView>;
 
@@ -111,7 +137,21 @@ export const WorkBatchView = Type.Object(
     completedAt: Nullable(Timestamp("when every item of the batch was terminal")),
     counts: WorkBatchCounts,
   },
-  { title: "WorkBatchView" },
+  {
+    title: "WorkBatchView",
+    description: "one work batch with its item counts per status",
+    examples: [
+      {
+        workBatchId: 17,
+        workType: WORK_TYPE_AUTHORITY_RVDM,
+        status: "Processing",
+        createdAt: "2026-11-21T14:00:00.000Z",
+        closedAt: "2026-11-21T14:04:00.000Z",
+        completedAt: null,
+        counts: { new: 0, inProgress: 1, successful: 40, failed: 2, cancelled: 1 },
+      },
+    ],
+  },
 );
 export type WorkBatchView = Static<typeof WorkBatchView>;
 
@@ -120,7 +160,11 @@ export const WorkItemPage = Type.Object(
     items: Type.Array(WorkItemView),
     nextCursor: Nullable(Type.String({ description: "pass as cursor to get the next page; null on the last page" })),
   },
-  { title: "WorkItemPage" },
+  {
+    title: "WorkItemPage",
+    description: "one page of work items, newest first",
+    examples: [{ items: [EXAMPLE_WORK_ITEM], nextCursor: "djE6NDcxMQ" }],
+  },
 );
 export type WorkItemPage = Static<typeof WorkItemPage>;
 

@@ -122,6 +122,7 @@ export function register(app: FastifyInstance, ctx: AppContext): void {
           throw new ApiError("IDEMPOTENCY_KEY_REUSED", "This Idempotency-Key was first used with a different body; use a new key for a new item.");
         }
         if (outcome.kind === "replayed") reply.header("idempotency-replayed", "true");
+        else ctx.metrics.workItemsCreated.inc({ work_type: WORK_TYPE_AUTHORITY_RVDM });
         return outcome.key;
       } finally {
         if (flightKey !== undefined) inFlight.delete(flightKey);

@@ -15,7 +15,11 @@ export const Credentials = Type.Object(
     apiKey: Type.String({ minLength: 1, maxLength: 200, description: "the long-lived API key", examples: ["wia_42_3f9a0c1b2d4e5f60"] }),
     secret: Type.String({ minLength: 1, maxLength: 200, description: "the long-lived API secret", examples: ["wis_…"] }),
   },
-  { additionalProperties: false, title: "Credentials" },
+  {
+    additionalProperties: false,
+    title: "Credentials",
+    examples: [{ apiKey: "wia_42_3f9a0c1b2d4e5f60", secret: "wis_Jx3…" }],
+  },
 );
 export type Credentials = Static<typeof Credentials>;
 
@@ -24,7 +28,11 @@ export const TokenResponse = Type.Object(
     bearerToken: Type.String({ description: "the JWT; send it as Authorization: Bearer <token>", examples: ["eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9…"] }),
     expires: Type.String({ format: "date-time", description: "when the token stops being valid (ISO 8601 UTC)", examples: ["2026-11-21T14:23:12.000Z"] }),
   },
-  { title: "TokenResponse" },
+  {
+    title: "TokenResponse",
+    description: "a bearer token and when it expires",
+    examples: [{ bearerToken: "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9…", expires: "2026-11-21T14:23:12.000Z" }],
+  },
 );
 export type TokenResponse = Static<typeof TokenResponse>;
 
@@ -48,6 +56,7 @@ export async function registerLogin(app: FastifyInstance, ctx: AppContext): Prom
       const key = parsed && (await ctx.store.findApiKey(parsed.companyId, parsed.keyId));
       if (!key || key.revokedAt !== null || !secretMatches(secret, key.secretHash)) throw invalidCredentials();
       const { bearerToken, expires } = ctx.tokens.issue(key.companyId, key.keyId);
+      ctx.metrics.tokensIssued.inc();
       return { bearerToken, expires };
     },
   });

@@ -1,19 +1,29 @@
-/** Unauthenticated operator routes: liveness and readiness. */
+/** Unauthenticated operator routes: liveness, readiness and Prometheus metrics. */
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../app-context.ts";
 import { ApiError } from "../../errors.ts";
 import { problemResponses } from "../shared/problem-schema.ts";
 
-const Status = Type.Object({ status: Type.String({ examples: ["ok"] }) });
+/** Bodies of /healthz and /readyz. */
+const Status = (example: string, description: string) =>
+  Type.Object({ status: Type.String({ examples: [example] }) }, { description, examples: [{ status: example }] });
+export const HealthStatus = Status("ok", "the process runs");
+export const ReadyStatus = Status("ready", "the store answers");
+
+const METRICS_EXAMPLE = [
+  "# HELP work_item_api_tokens_issued_total Bearer tokens issued by POST /api/Login/Authenticate",
+  "# TYPE work_item_api_tokens_issued_total counter",
+  "work_item_api_tokens_issued_total 1",
+].join("\n");
 
 export async function registerOps(app: FastifyInstance, ctx: AppContext): Promise<void> {
   app.get("/healthz", {
-    schema: { summary: "200 while the process runs", tags: ["Operations"], response: { 200: Status } },
+    schema: { summary: "200 while the process runs", tags: ["Operations"], response: { 200: HealthStatus } },
     handler: async () => ({ status: "ok" }),
   });
   app.get("/readyz", {
-    schema: { summary: "200 when the store answers, else 503", tags: ["Operations"], response: { 200: Status, ...problemResponses(503) } },
+    schema: { summary: "200 when the store answers, else 503", tags: ["Operations"], response: { 200: ReadyStatus, ...problemResponses(503) } },
     handler: async () => {
       try {
         await ctx.store.ping();
@@ -21,6 +31,18 @@ export async function registerOps(app: FastifyInstance, ctx: AppContext): Promis
         throw new ApiError("STORE_UNAVAILABLE", "The store does not answer.", { headers: { "retry-after": "2" } });
       }
       return { status: "ready" };
+    },
+  });
+  if (!ctx.config.metricsEnabled) return;
+  app.get("/metrics", {
+    schema: {
+      summary: "Prometheus metrics (text exposition format)",
+      tags: ["Operations"],
+      response: { 200: { description: "every work_item_api_* metric", content: { "text/plain": { schema: Type.String(), example: METRICS_EXAMPLE } } } },
+    },
+    handler: async (_request, reply) => {
+      const { contentType, body } = await ctx.metrics.render();
+      return reply.type(contentType).send(body);
     },
   });
 }

@@ -36,7 +36,7 @@ export function registerPing(app: FastifyInstance, ctx: AppContext, url: string,
       response: {
         200: {
           description: "`Pong --> ` and the server time, `dddd, d MMMM yyyy HH:mm:ss` in the server's TZ",
-          content: { "text/plain": { schema: Type.String({ examples: ["Pong --> Saturday, 21 November 2026 14:03:12"] }) } },
+          content: { "text/plain": { schema: Type.String(), example: "Pong --> Saturday, 21 November 2026 14:03:12" } },
         },
       },
     },

@@ -1,0 +1,282 @@
+/**
+ * WorkItemClient: the typed SDK of the Work-Item API (SPEC §9). It needs nothing beyond Node 20:
+ * global fetch and node:crypto.
+ *
+ * - One login serves every call until 30 s before the token's `expires`; concurrent calls that
+ *   need a token share one login.
+ * - A 401 gets one re-authentication and one repeat of the request.
+ * - 429, 502, 503 and 504 are retried honouring Retry-After, and so are network errors and
+ *   timeouts, with capped jittered backoff.
+ * - Every addWorkItemCreate carries an Idempotency-Key (a random UUID unless the caller gives
+ *   one) that stays the same across its retries, so a retry never stores a second item.
+ */
+import { randomUUID } from "node:crypto";
+import { errorFromResponse, WorkItemNetworkError, type WorkItemApiError } from "./errors.ts";
+import { backoffDelay, IDEMPOTENCY_IN_FLIGHT_TYPE, parseRetryAfter, RETRYABLE_STATUSES, sleep } from "./retry.ts";
+import { TokenCache, type LoginAnswer } from "./token-cache.ts";
+import type {
+  AddWorkItemResult,
+  AuthorityRvdmWorkItemCreate,
+  HealthStatus,
+  ListWorkItemsQuery,
+  ReadyStatus,
+  TokenResponse,
+  WorkBatchView,
+  WorkItemPage,
+  WorkItemView,
+} from "./types.ts";
+
+export interface WorkItemClientOptions {
+  /** e.g. `https://work-items.example` (a path prefix is kept). */
+  baseUrl: string;
+  apiKey: string;
+  secret: string;
+  /** A fetch implementation; default the global one. */
+  fetch?: typeof fetch;
+  /** Repeats after a retryable status or a network error; default 4. */
+  maxRetries?: number;
+  /** First backoff step; default 250 ms, doubling per retry. */
+  retryBaseDelayMs?: number;
+  /** Largest backoff step; default 8 s. */
+  retryMaxDelayMs?: number;
+  /** A Retry-After longer than this is not waited for: the error surfaces instead. Default 60 s. */
+  maxRetryAfterMs?: number;
+  /** Per attempt; default 30 s. */
+  timeoutMs?: number;
+  /** Log in again this long before the token expires; default 30 s. */
+  refreshMarginMs?: number;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+export interface AddWorkItemOptions extends CallOptions {
+  /** 1–255 characters; the same key and body within 24 h returns the first answer. */
+  idempotencyKey?: string;
+}
+
+interface RequestSpec {
+  method: "GET" | "POST" | "DELETE";
+  path: string;
+  query?: Record<string, string | number | undefined>;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Send the bearer token (every route but login and the operator routes). */
+  auth: boolean;
+}
+
+interface Answer {
+  response: Response;
+  /** True when an earlier attempt got no answer: it may have taken effect. */
+  repeatedAfterNoAnswer: boolean;
+}
+
+/** A 409 handed back to the caller instead of thrown (see cancelWorkItem). */
+interface Conflict {
+  conflict: WorkItemApiError;
+  repeatedAfterNoAnswer: boolean;
+}
+
+export class WorkItemClient {
+  private readonly baseUrl: string;
+  private readonly fetchImpl: typeof fetch;
+  private readonly maxRetries: number;
+  private readonly retryBaseDelayMs: number;
+  private readonly retryMaxDelayMs: number;
+  private readonly maxRetryAfterMs: number;
+  private readonly timeoutMs: number;
+  private readonly tokens: TokenCache;
+
+  constructor(private readonly options: WorkItemClientOptions) {
+    if (!options.baseUrl) throw new TypeError("WorkItemClient: baseUrl is required");
+    if (!options.apiKey || !options.secret) throw new TypeError("WorkItemClient: apiKey and secret are required");
+    this.baseUrl = options.baseUrl.endsWith("/") ? options.baseUrl : `${options.baseUrl}/`;
+    this.fetchImpl = options.fetch ?? globalThis.fetch;
+    this.maxRetries = options.maxRetries ?? 4;
+    this.retryBaseDelayMs = options.retryBaseDelayMs ?? 250;
+    this.retryMaxDelayMs = options.retryMaxDelayMs ?? 8000;
+    this.maxRetryAfterMs = options.maxRetryAfterMs ?? 60_000;
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.tokens = new TokenCache(() => this.login(), options.refreshMarginMs ?? 30_000);
+  }
+
+  /** POST /api/Login/Authenticate now; the token is cached for the calls that follow. */
+  async authenticate(): Promise<TokenResponse> {
+    const { bearerToken, expires } = (await this.tokens.refresh()).answer;
+    return { bearerToken, expires };
+  }
+
+  /** GET /api/AuthorityRvdm/Ping: `Pong --> Saturday, 21 November 2026 14:03:12`. */
+  pingAuthorityRvdm(options?: CallOptions): Promise<string> {
+    return this.text({ method: "GET", path: "api/AuthorityRvdm/Ping", auth: true }, options);
+  }
+
+  /** GET /api/VlmMad/Ping. */
+  pingVlmMad(options?: CallOptions): Promise<string> {
+    return this.text({ method: "GET", path: "api/VlmMad/Ping", auth: true }, options);
+  }
+
+  /** POST /api/AuthorityRvdm/AddWorkItemCreate, idempotent across the SDK's own retries. */
+  async addWorkItemCreate(body: AuthorityRvdmWorkItemCreate, options: AddWorkItemOptions = {}): Promise<AddWorkItemResult> {
+    const idempotencyKey = options.idempotencyKey ?? randomUUID();
+    const spec: RequestSpec = { method: "POST", path: "api/AuthorityRvdm/AddWorkItemCreate", body, headers: { "idempotency-key": idempotencyKey }, auth: true };
+    const { response } = await this.send(spec, options);
+    const key = (await response.json()) as { workBatchId: number; workItemId: number };
+    return { workBatchId: key.workBatchId, workItemId: key.workItemId, idempotencyKey, replayed: response.headers.get("idempotency-replayed") === "true" };
+  }
+
+  /** GET /api/AuthorityRvdm/WorkItem/{workItemId}. */
+  getWorkItem(workItemId: number, options?: CallOptions): Promise<WorkItemView> {
+    return this.json({ method: "GET", path: `api/AuthorityRvdm/WorkItem/${id(workItemId)}`, auth: true }, options);
+  }
+
+  /** GET /api/AuthorityRvdm/WorkBatch/{workBatchId}. */
+  getWorkBatch(workBatchId: number, options?: CallOptions): Promise<WorkBatchView> {
+    return this.json({ method: "GET", path: `api/AuthorityRvdm/WorkBatch/${id(workBatchId)}`, auth: true }, options);
+  }
+
+  /** GET /api/AuthorityRvdm/WorkItems: one page, newest first. */
+  listWorkItems(query: ListWorkItemsQuery = {}, options?: CallOptions): Promise<WorkItemPage> {
+    return this.json({ method: "GET", path: "api/AuthorityRvdm/WorkItems", query: { ...query }, auth: true }, options);
+  }
+
+  /** Every item matching `query` (minus its cursor), newest first, fetching page after page. */
+  async *iterateWorkItems(query: Omit<ListWorkItemsQuery, "cursor"> = {}, options?: CallOptions): AsyncGenerator<WorkItemView, void, undefined> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.listWorkItems({ ...query, cursor }, options);
+      yield* page.items;
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor !== undefined);
+  }
+
+  /**
+   * DELETE /api/AuthorityRvdm/WorkItem/{workItemId}: cancel a `New` item of an `Open` batch.
+   * When an earlier attempt got no answer and the repeat meets a 409, the item is read back:
+   * if it is `Cancelled`, that first attempt did it and the call succeeds.
+   */
+  async cancelWorkItem(workItemId: number, options: CallOptions = {}): Promise<WorkItemView> {
+    const spec: RequestSpec = { method: "DELETE", path: `api/AuthorityRvdm/WorkItem/${id(workItemId)}`, auth: true };
+    const answer = await this.send(spec, options, { returnConflict: true });
+    if ("conflict" in answer) {
+      if (answer.repeatedAfterNoAnswer) {
+        const item = await this.getWorkItem(workItemId, options);
+        if (item.status === "Cancelled") return item;
+      }
+      throw answer.conflict;
+    }
+    return (await answer.response.json()) as WorkItemView;
+  }
+
+  /** GET /healthz. */
+  health(options?: CallOptions): Promise<HealthStatus> {
+    return this.json({ method: "GET", path: "healthz", auth: false }, options);
+  }
+
+  /** GET /readyz; a 503 surfaces as WorkItemApiError after the retries. */
+  ready(options?: CallOptions): Promise<ReadyStatus> {
+    return this.json({ method: "GET", path: "readyz", auth: false }, options);
+  }
+
+  /** GET /metrics: Prometheus text. */
+  metrics(options?: CallOptions): Promise<string> {
+    return this.text({ method: "GET", path: "metrics", auth: false }, options);
+  }
+
+  /** GET /openapi.json. */
+  openApiDocument(options?: CallOptions): Promise<Record<string, unknown>> {
+    return this.json({ method: "GET", path: "openapi.json", auth: false }, options);
+  }
+
+  private async login(): Promise<LoginAnswer> {
+    const spec: RequestSpec = { method: "POST", path: "api/Login/Authenticate", body: { apiKey: this.options.apiKey, secret: this.options.secret }, auth: false };
+    const { response } = await this.send(spec, {});
+    const { bearerToken, expires } = (await response.json()) as TokenResponse;
+    const date = response.headers.get("date");
+    return { bearerToken, expires, ...(date ? { serverDate: Date.parse(date) } : {}) };
+  }
+
+  private async json<T>(spec: RequestSpec, options: CallOptions = {}): Promise<T> {
+    return (await (await this.send(spec, options)).response.json()) as T;
+  }
+
+  private async text(spec: RequestSpec, options: CallOptions = {}): Promise<string> {
+    return (await this.send(spec, options)).response.text();
+  }
+
+  /** One logical call: retries, the one re-authentication, and the error of a final failure. */
+  private send(spec: RequestSpec, options: CallOptions): Promise<Answer>;
+  private send(spec: RequestSpec, options: CallOptions, flags: { returnConflict: true }): Promise<Answer | Conflict>;
+  private async send(spec: RequestSpec, options: CallOptions, flags: { returnConflict?: boolean } = {}): Promise<Answer | Conflict> {
+    const shownPath = `/${spec.path}`;
+    let retries = 0;
+    let reauthenticated = false;
+    let repeatedAfterNoAnswer = false;
+    for (;;) {
+      const token = spec.auth ? await this.tokens.get() : undefined;
+      let response: Response;
+      try {
+        response = await this.attempt(spec, token, options.signal);
+      } catch (error) {
+        if (options.signal?.aborted) throw options.signal.reason;
+        if (retries >= this.maxRetries) throw new WorkItemNetworkError(spec.method, shownPath, retries + 1, error);
+        await sleep(backoffDelay(retries++, this.retryBaseDelayMs, this.retryMaxDelayMs), options.signal);
+        repeatedAfterNoAnswer = true;
+        continue;
+      }
+      if (response.ok) return { response, repeatedAfterNoAnswer };
+      if (response.status === 401 && token !== undefined && !reauthenticated) {
+        // The server no longer accepts this token (signing key changed, clock, revocation race).
+        await discard(response);
+        reauthenticated = true;
+        this.tokens.invalidate(token);
+        continue;
+      }
+      const error = await errorFromResponse(spec.method, shownPath, response);
+      const retryable = RETRYABLE_STATUSES.has(response.status) || (response.status === 409 && error.type === IDEMPOTENCY_IN_FLIGHT_TYPE);
+      if (retryable && retries < this.maxRetries) {
+        const delay = retryDelay(response, backoffDelay(retries, this.retryBaseDelayMs, this.retryMaxDelayMs));
+        if (delay <= this.maxRetryAfterMs) {
+          retries++;
+          await sleep(delay, options.signal);
+          continue;
+        }
+      }
+      if (response.status === 409 && flags.returnConflict && !retryable) return { conflict: error, repeatedAfterNoAnswer };
+      throw error;
+    }
+  }
+
+  private async attempt(spec: RequestSpec, token: string | undefined, signal: AbortSignal | undefined): Promise<Response> {
+    const url = new URL(spec.path, this.baseUrl);
+    for (const [name, value] of Object.entries(spec.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(name, String(value));
+    }
+    const headers: Record<string, string> = { accept: "application/json, text/plain;q=0.9, application/problem+json;q=0.8", ...spec.headers };
+    if (token !== undefined) headers.authorization = `Bearer ${token}`;
+    if (spec.body !== undefined) headers["content-type"] = "application/json";
+    const timeout = AbortSignal.timeout(this.timeoutMs);
+    return this.fetchImpl(url, {
+      method: spec.method,
+      headers,
+      body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
+      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+    });
+  }
+}
+
+/** Retry-After when the server sent one (plus a little jitter), else our own backoff. */
+function retryDelay(response: Response, fallback: number): number {
+  const retryAfter = parseRetryAfter(response.headers.get("retry-after"));
+  return retryAfter === undefined ? fallback : retryAfter + Math.round(Math.random() * 100);
+}
+
+async function discard(response: Response): Promise<void> {
+  await response.body?.cancel().catch(() => undefined);
+}
+
+function id(value: number): string {
+  if (!Number.isSafeInteger(value) || value < 1) throw new TypeError(`expected a positive integer id, got ${String(value)}`);
+  return String(value);
+}

@@ -1,0 +1,9 @@
+/**
+ * The Work-Item API client SDK: `import { WorkItemClient } from "work-item-api/client"`.
+ * Plain Node 20 ESM, no dependency beyond Node itself.
+ */
+export { WorkItemClient, type AddWorkItemOptions, type CallOptions, type WorkItemClientOptions } from "./client.ts";
+export { WorkItemApiError, WorkItemNetworkError } from "./errors.ts";
+export { backoffDelay, parseRetryAfter } from "./retry.ts";
+export { verifyWebhook, WebhookVerificationError, WEBHOOK_TOLERANCE_SECONDS, type VerifyWebhookOptions, type WebhookHeaders } from "./webhooks.ts";
+export type * from "./types.ts";

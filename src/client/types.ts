@@ -1,0 +1,54 @@
+/**
+ * The SDK's wire types, derived from the server's own TypeBox schemas with `Static`, so a change
+ * to a route's schema changes the SDK's types with it. Type-only imports: nothing of the server
+ * reaches the SDK's JavaScript.
+ */
+import type { Static } from "@sinclair/typebox";
+import type {
+  BatchKey as BatchKeySchema,
+  WorkBatchView as WorkBatchViewSchema,
+  WorkItemPage as WorkItemPageSchema,
+  WorkItemStatus as WorkItemStatusSchema,
+  WorkItemView as WorkItemViewSchema,
+} from "../domain/views.ts";
+import type { AuthorityRvdmWorkItemCreate as WorkItemCreateSchema } from "../surfaces/authority-rvdm/add-work-item-create.ts";
+import type { WorkItemsQuery as WorkItemsQuerySchema } from "../surfaces/authority-rvdm/list-work-items.ts";
+import type { Credentials as CredentialsSchema, TokenResponse as TokenResponseSchema } from "../surfaces/login/authenticate.ts";
+import type { HealthStatus as HealthStatusSchema, ReadyStatus as ReadyStatusSchema } from "../surfaces/ops/index.ts";
+import type { ProblemDetails as ProblemDetailsSchema } from "../surfaces/shared/problem-schema.ts";
+
+/** Body of POST /api/Login/Authenticate. */
+export type Credentials = Static<typeof CredentialsSchema>;
+/** Answer of POST /api/Login/Authenticate. */
+export type TokenResponse = Static<typeof TokenResponseSchema>;
+/** Body of POST /api/AuthorityRvdm/AddWorkItemCreate. */
+export type AuthorityRvdmWorkItemCreate = Static<typeof WorkItemCreateSchema>;
+/** Answer of POST /api/AuthorityRvdm/AddWorkItemCreate. */
+export type BatchKey = Static<typeof BatchKeySchema>;
+export type WorkItemStatus = Static<typeof WorkItemStatusSchema>;
+/** GET /api/AuthorityRvdm/WorkItem/{id} and DELETE of the same path. */
+export type WorkItemView = Static<typeof WorkItemViewSchema>;
+/** GET /api/AuthorityRvdm/WorkBatch/{id}. */
+export type WorkBatchView = Static<typeof WorkBatchViewSchema>;
+/** GET /api/AuthorityRvdm/WorkItems. */
+export type WorkItemPage = Static<typeof WorkItemPageSchema>;
+/** Filters and paging of GET /api/AuthorityRvdm/WorkItems; every one optional (limit defaults to 50). */
+export type ListWorkItemsQuery = Partial<Static<typeof WorkItemsQuerySchema>>;
+/** RFC 9457 problem details, the body of every error answer. */
+export type ProblemDetails = Static<typeof ProblemDetailsSchema>;
+export type HealthStatus = Static<typeof HealthStatusSchema>;
+export type ReadyStatus = Static<typeof ReadyStatusSchema>;
+
+/** What `addWorkItemCreate` resolves to: the batch key, and which Idempotency-Key it used. */
+export type AddWorkItemResult = BatchKey & {
+  idempotencyKey: string;
+  /** True when the server answered with the first answer of an earlier request with this key. */
+  replayed: boolean;
+};
+
+/** The body of a webhook (SPEC §6): an item reached a terminal status. */
+export interface WebhookEvent {
+  type: "workitem.succeeded" | "workitem.failed";
+  timestamp: string;
+  data: WorkItemView;
+}

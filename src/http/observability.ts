@@ -1,0 +1,36 @@
+/**
+ * One completion log line and one histogram observation per request. Both use the route
+ * pattern (`/api/AuthorityRvdm/WorkItem/:workItemId`), never the raw URL, so ids do not explode
+ * label cardinality and logs group by operation. The log line carries the request id (`reqId`,
+ * the same value as the problem details' `traceId`) through Fastify's child logger, and the
+ * tenant once the bearer guard has named it. Headers and bodies are never logged here.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Tenant } from "../auth/guard.ts";
+import type { Metrics } from "../metrics.ts";
+
+/** Label for requests that matched no route (404s, 405s), so scanners cannot add label values. */
+export const UNMATCHED_ROUTE = "unmatched";
+
+export function routePattern(request: FastifyRequest): string {
+  return request.routeOptions.url ?? UNMATCHED_ROUTE;
+}
+
+export function installRequestObservation(app: FastifyInstance, metrics: Metrics): void {
+  app.addHook("onResponse", async (request: FastifyRequest, reply: FastifyReply) => {
+    const route = routePattern(request);
+    const durationMs = reply.elapsedTime;
+    metrics.httpRequestDuration.observe({ method: request.method, route, status_code: String(reply.statusCode) }, durationMs / 1000);
+    const tenant = (request as { tenant?: Tenant }).tenant;
+    request.log.info(
+      {
+        method: request.method,
+        route,
+        statusCode: reply.statusCode,
+        durationMs: Math.round(durationMs * 100) / 100,
+        ...(tenant ? { companyId: tenant.companyId } : {}),
+      },
+      "request completed",
+    );
+  });
+}

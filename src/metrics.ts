@@ -1,0 +1,138 @@
+/**
+ * Prometheus metrics (prom-client). Every app instance owns its own registry, so several apps in
+ * one process (the tests) never share or collide on counters. The API, the bot and the webhook
+ * dispatcher record into the same `Metrics` object; names all start with `work_item_api_`.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+
+export const METRIC_PREFIX = "work_item_api_";
+
+/** How one bot run ended. */
+export type BotRunOutcome = "completed" | "failed";
+/** What the bot recorded for one item after talking to the authority (SPEC §5). */
+export type BotItemOutcome = "succeeded" | "failed" | "retried";
+/**
+ * How one webhook delivery attempt ended: `delivered` (2xx), `retried` (non-2xx or timeout,
+ * another attempt is scheduled), `failed` (given up: retry window over, or address refused).
+ */
+export type WebhookDeliveryOutcome = "delivered" | "retried" | "failed";
+
+/** The number of outbox rows still to deliver; read lazily on every scrape. */
+export type BacklogSource = () => number | Promise<number>;
+
+export interface MetricsOptions {
+  /** Also collect process_* and nodejs_* metrics (the server does; test apps need not). */
+  defaultMetrics?: boolean;
+  outboxBacklog?: BacklogSource;
+}
+
+/** The metric objects, plus small typed recorders for the bot and the dispatcher. */
+export interface Metrics {
+  readonly registry: Registry;
+  readonly httpRequestDuration: Histogram<"method" | "route" | "status_code">;
+  readonly workItemsCreated: Counter<"work_type">;
+  readonly tokensIssued: Counter;
+  readonly botRuns: Counter<"outcome">;
+  readonly botItemOutcomes: Counter<"outcome">;
+  readonly webhookDeliveries: Counter<"outcome">;
+  readonly outboxBacklog: Gauge;
+  recordBotRun(outcome: BotRunOutcome): void;
+  recordBotItem(outcome: BotItemOutcome, count?: number): void;
+  recordWebhookDelivery(outcome: WebhookDeliveryOutcome): void;
+  /** Where the outbox backlog gauge reads from; the outbox lives with the webhook dispatcher. */
+  setOutboxBacklogSource(source: BacklogSource | undefined): void;
+  /** The exposition text and its content type, for GET /metrics. */
+  render(): Promise<{ contentType: string; body: string }>;
+}
+
+export function createMetrics(options: MetricsOptions = {}): Metrics {
+  const registry = new Registry();
+  if (options.defaultMetrics) collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
+  let backlogSource = options.outboxBacklog;
+
+  const httpRequestDuration = new Histogram({
+    name: `${METRIC_PREFIX}http_request_duration_seconds`,
+    help: "HTTP request duration by method, route pattern and status code",
+    labelNames: ["method", "route", "status_code"] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const workItemsCreated = new Counter({
+    name: `${METRIC_PREFIX}work_items_created_total`,
+    help: "Work items stored (idempotent replays are not counted)",
+    labelNames: ["work_type"] as const,
+    registers: [registry],
+  });
+  const tokensIssued = new Counter({
+    name: `${METRIC_PREFIX}tokens_issued_total`,
+    help: "Bearer tokens issued by POST /api/Login/Authenticate",
+    registers: [registry],
+  });
+  const botRuns = new Counter({
+    name: `${METRIC_PREFIX}bot_runs_total`,
+    help: "Bot runs by outcome (completed, failed)",
+    labelNames: ["outcome"] as const,
+    registers: [registry],
+  });
+  const botItemOutcomes = new Counter({
+    name: `${METRIC_PREFIX}bot_item_outcomes_total`,
+    help: "Items the bot handed to the authority, by outcome (succeeded, failed, retried)",
+    labelNames: ["outcome"] as const,
+    registers: [registry],
+  });
+  const webhookDeliveries = new Counter({
+    name: `${METRIC_PREFIX}webhook_deliveries_total`,
+    help: "Webhook delivery attempts by outcome (delivered, retried, failed)",
+    labelNames: ["outcome"] as const,
+    registers: [registry],
+  });
+  const outboxBacklog = new Gauge({
+    name: `${METRIC_PREFIX}outbox_backlog`,
+    help: "Webhook deliveries waiting in the outbox",
+    registers: [registry],
+    async collect() {
+      if (!backlogSource) return;
+      try {
+        this.set(await backlogSource());
+      } catch {
+        // A scrape must not fail because the store hiccups; the last value stays.
+      }
+    },
+  });
+
+  return {
+    registry,
+    httpRequestDuration,
+    workItemsCreated,
+    tokensIssued,
+    botRuns,
+    botItemOutcomes,
+    webhookDeliveries,
+    outboxBacklog,
+    recordBotRun: (outcome) => botRuns.inc({ outcome }),
+    recordBotItem: (outcome, count = 1) => botItemOutcomes.inc({ outcome }, count),
+    recordWebhookDelivery: (outcome) => webhookDeliveries.inc({ outcome }),
+    setOutboxBacklogSource: (source) => {
+      backlogSource = source;
+    },
+    render: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
+  };
+}
+
+/**
+ * Event hooks for the bot (`BotEvents` of src/bot/run-once.ts) that record into `metrics`;
+ * typed structurally, so the bot needs no import from here.
+ */
+export function botMetricsEvents(metrics: Metrics) {
+  return {
+    itemFinished: (info: { result: BotItemOutcome }) => metrics.recordBotItem(info.result),
+    runFinished: (info: { error?: unknown }) => metrics.recordBotRun(info.error === undefined ? "completed" : "failed"),
+  };
+}
+
+/** Event hooks for the webhook dispatcher (`WebhookEvents`) that record into `metrics`. */
+export function webhookMetricsEvents(metrics: Metrics) {
+  return {
+    deliveryAttempted: (report: { outcome: WebhookDeliveryOutcome }) => metrics.recordWebhookDelivery(report.outcome),
+  };
+}

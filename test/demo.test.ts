@@ -1,0 +1,87 @@
+/**
+ * `npm run demo` end to end, as a newcomer runs it: its printed outcome table, its verified
+ * webhooks, and that every process it started is gone afterwards. Without the bot command the
+ * demo must fail fast with a clear message instead.
+ */
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { describe, test } from "node:test";
+import { REPO_ROOT, runCli } from "./helpers/server-process.ts";
+
+interface DemoRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  seconds: number;
+}
+
+function runDemo(args: string[] = []): Promise<DemoRun> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "scripts/demo.ts", ...args], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, LOG_LEVEL: "warn" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill("SIGINT"), 170_000);
+    child.once("error", reject);
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, seconds: (Date.now() - started) / 1000 });
+    });
+  });
+}
+
+function assertStoppedEverything(run: DemoRun): void {
+  const match = /Stopped the processes the demo started \(pid ([\d, ]+)\)/.exec(run.stdout);
+  assert.ok(match, `the demo says which processes it stopped:\n${run.stdout}`);
+  for (const pid of match[1]!.split(", ").map(Number)) {
+    assert.throws(() => process.kill(pid, 0), { code: "ESRCH" }, `pid ${pid} is gone`);
+  }
+}
+
+const help = await runCli(["--help"], "sqlite::memory:");
+const hasBot = help.stdout.includes("bot run-once");
+
+describe("npm run demo", { timeout: 200_000 }, () => {
+  test("submits four items, runs the bot, verifies the webhooks and prints each outcome", { skip: hasBot ? false : "PENDING: needs `bot run-once` from the lifecycle branch" }, async () => {
+    const run = await runDemo(["--timeout", "120"]);
+    assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
+    const rows = new Map<string, { status: string; outcome: string; webhook: string }>();
+    for (const line of run.stdout.split("\n")) {
+      const match = /^\s+\d+\s+(DEMO-\d)\s+(\w+)\s+(workitem\.\w+ \(signature verified\)|none received)\s+(.+)$/.exec(line);
+      if (match) rows.set(match[1]!, { status: match[2]!, webhook: match[3]!, outcome: match[4]! });
+    }
+    assert.deepEqual([...rows.keys()].sort(), ["DEMO-1", "DEMO-2", "DEMO-3", "DEMO-4"], run.stdout);
+    for (const name of ["DEMO-1", "DEMO-2", "DEMO-4"]) {
+      assert.equal(rows.get(name)!.status, "Successful", name);
+      assert.equal(rows.get(name)!.webhook, "workitem.succeeded (signature verified)", name);
+      assert.notEqual(rows.get(name)!.outcome, "-", `${name} shows its registration number`);
+    }
+    assert.equal(rows.get("DEMO-3")!.status, "Failed");
+    assert.match(rows.get("DEMO-3")!.outcome, /senderChamberOfCommerceNo/);
+    assert.equal(rows.get("DEMO-3")!.webhook, "workitem.failed (signature verified)");
+    assert.match(run.stdout, /Done: 3 successful, 1 failed, 4 webhooks received and verified/);
+    assert.match(run.stdout, /items done/, "progress was shown while waiting");
+    assertStoppedEverything(run);
+  });
+
+  test("without the bot command it fails fast with a clear message and stops what it started", { skip: hasBot ? "the bot command exists" : false }, async () => {
+    const run = await runDemo(["--timeout", "30"]);
+    assert.equal(run.code, 1, run.stdout + run.stderr);
+    assert.match(run.stderr, /no bot yet: `npm run cli -- bot run-once` is not a known command/);
+    assert.match(run.stdout, /DEMO-3 -> work item \d+/, "it got as far as submitting the items");
+    assert.ok(run.seconds < 90, `did not hang (${run.seconds} s)`);
+    assertStoppedEverything(run);
+  });
+
+  test("a wrong flag is a usage error", async () => {
+    const run = await runDemo(["--nonsense"]);
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /usage: npm run demo/);
+  });
+});
