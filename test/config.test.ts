@@ -29,7 +29,7 @@ test("values are converted from their text", () => {
   const config = loadConfig({ PORT: "9000", WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", DATABASE_URL: "postgres://u@127.0.0.1/db", ROLE: "worker" });
   assert.equal(config.port, 9000);
   assert.equal(config.webhookAllowPrivateNetworks, true);
-  assert.deepEqual(config.store, { kind: "postgres", url: "postgres://u@127.0.0.1/db" });
+  assert.deepEqual(config.store, { kind: "postgres", url: "postgres://u@127.0.0.1/db", poolSize: 10 });
   assert.equal(config.role, "worker");
 });
 
