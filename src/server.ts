@@ -6,6 +6,7 @@ import { buildApp } from "./app.ts";
 import { ConfigError, loadConfig, type Config } from "./config.ts";
 import { createLogger } from "./logger.ts";
 import { openStore } from "./store/open-store.ts";
+import { startWorkerRole } from "./worker.ts";
 
 async function main(): Promise<void> {
   let config: Config;
@@ -22,12 +23,17 @@ async function main(): Promise<void> {
   const store = await openStore(config.store);
   const stoppers: Array<() => Promise<void>> = [];
 
+  let address: string | undefined;
   if (config.role === "all" || config.role === "api") {
     const app = await buildApp(config, { store, logger });
-    await app.listen({ port: config.port, host: config.host });
+    address = await app.listen({ port: config.port, host: config.host });
     stoppers.push(() => app.close());
   }
-  logger.info({ role: config.role, store: config.store.kind, port: config.port }, "work-item-api started");
+  if (config.role === "all" || config.role === "worker") {
+    const worker = await startWorkerRole(config, { store, logger });
+    stoppers.push(() => worker.stop());
+  }
+  logger.info({ role: config.role, store: config.store.kind, port: config.port, address }, "work-item-api started");
 
   let stopping = false;
   const stop = async (signal: string) => {
