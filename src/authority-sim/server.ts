@@ -9,7 +9,7 @@
  * - `POST /_sim/config`        change `{latencyMs, errorRate, outage}` while running
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import Fastify, { type FastifyInstance } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import type { AuthoritySimSettings } from "../config.ts";
 import { REGISTRATIONS_PATH } from "../bot/authority-adapter.ts";
 import { rejectionReasons } from "./rules.ts";
@@ -22,6 +22,8 @@ export interface SimStats {
   /** Distinct items registered (each idempotency key at most once). */
   registrations: number;
   rejections: number;
+  /** Most registration calls in flight at once: shows a client's concurrency bound. */
+  maxConcurrent: number;
   keys: Record<string, { requests: number; registrations: number; registrationNumber: string | null }>;
 }
 
@@ -48,12 +50,23 @@ export async function startAuthoritySim(settings: AuthoritySimSettings, options:
   const random = options.random ?? Math.random;
   const behaviour: SimBehaviour = { latencyMs: settings.latencyMs, errorRate: settings.errorRate, outage: settings.outage };
   const answers = new Map<string, StoredAnswer>();
-  const stats: SimStats = { requests: 0, registrations: 0, rejections: 0, keys: {} };
+  const stats: SimStats = { requests: 0, registrations: 0, rejections: 0, maxConcurrent: 0, keys: {} };
   let sequence = 0;
+  let concurrent = 0;
 
   const app: FastifyInstance = Fastify({ logger: false, bodyLimit: 1_048_576 });
 
   app.post(REGISTRATIONS_PATH, async (request, reply) => {
+    concurrent += 1;
+    stats.maxConcurrent = Math.max(stats.maxConcurrent, concurrent);
+    try {
+      return await register(request, reply);
+    } finally {
+      concurrent -= 1;
+    }
+  });
+
+  async function register(request: FastifyRequest, reply: FastifyReply) {
     stats.requests += 1;
     const key = request.headers["idempotency-key"];
     if (typeof key !== "string" || key.length === 0 || key.length > 255) {
@@ -87,7 +100,7 @@ export async function startAuthoritySim(settings: AuthoritySimSettings, options:
     }
     answers.set(key, answer);
     return reply.code(answer.status).send(answer.body);
-  });
+  }
 
   app.get("/_sim/stats", async () => stats);
 

@@ -98,7 +98,8 @@ export type TargetVerdict =
 
 export type Lookup = (hostname: string) => Promise<ResolvedAddress[]>;
 
-const systemLookup: Lookup = async (hostname) =>
+/** The operating system resolver (getaddrinfo, /etc/hosts included), as connections use it. */
+export const systemLookup: Lookup = async (hostname) =>
   (await dnsLookup(hostname, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
 
 export interface GuardOptions {

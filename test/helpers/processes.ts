@@ -84,8 +84,11 @@ export async function startService(env: Record<string, string>, timeoutMs = 20_0
 }
 
 /** Starts `npm run cli -- <args>` as a process; the caller may kill it before it ends. */
-export function startCli(args: string[], env: Record<string, string>) {
-  const { child, lines, stderr, exited } = spawnTsx("src/cli/main.ts", args, env);
+export const startCli = (args: string[], env: Record<string, string>) => startScript("src/cli/main.ts", args, env);
+
+/** Starts any entry file of the package (e.g. src/authority-sim/main.ts) through tsx. */
+export function startScript(entry: string, args: string[], env: Record<string, string>) {
+  const { child, lines, stderr, exited } = spawnTsx(entry, args, env);
   return {
     pid: child.pid!,
     lines,

@@ -19,17 +19,20 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-/** `answer(index)` gives the status for the index-th request (0-based) and optional headers. */
-export async function startReceiver(answer: (index: number) => number | { status: number; headers?: Record<string, string> } = () => 200): Promise<Receiver> {
+export type Answer = number | { status: number; headers?: Record<string, string>; delayMs?: number };
+
+/** `answer(index)` gives the status for the index-th request (0-based), optional headers and delay. */
+export async function startReceiver(answer: (index: number) => Answer = () => 200): Promise<Receiver> {
   const requests: ReceivedRequest[] = [];
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
       const chosen = answer(requests.length);
-      const { status, headers = {} } = typeof chosen === "number" ? { status: chosen } : chosen;
+      const { status, headers = {}, delayMs = 0 } = typeof chosen === "number" ? { status: chosen } : chosen;
       requests.push({ method: request.method ?? "", path: request.url ?? "", headers: request.headers, body: Buffer.concat(chunks).toString("utf8"), status });
-      response.writeHead(status, headers).end();
+      const timer = setTimeout(() => response.writeHead(status, headers).end(), delayMs);
+      response.on("close", () => clearTimeout(timer));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
