@@ -142,6 +142,8 @@ export function loadConfig(source: EnvSource = process.env, overrides: Partial<E
   const env = converted as Env;
   checkTimeZone(env.TZ);
   checkCron(env.BOT_SCHEDULE);
+  checkLeaseOutlastsCall("BOT_LEASE_SECONDS", env.BOT_LEASE_SECONDS, "AUTHORITY_TIMEOUT_MS", env.AUTHORITY_TIMEOUT_MS);
+  checkLeaseOutlastsCall("WEBHOOK_LEASE_SECONDS", env.WEBHOOK_LEASE_SECONDS, "WEBHOOK_TIMEOUT_MS", env.WEBHOOK_TIMEOUT_MS);
   const store = parseStoreLocation(env.DATABASE_URL);
   return Object.freeze({
     port: env.PORT,
@@ -198,6 +200,13 @@ function checkTimeZone(timeZone: string): void {
     new Intl.DateTimeFormat("en-GB", { timeZone });
   } catch {
     throw new ConfigError(`TZ: unknown time zone ${JSON.stringify(timeZone)}; expected an IANA name such as UTC or Europe/Amsterdam`);
+  }
+}
+
+/** A lease shorter than one call would let a second worker take over work still in flight. */
+function checkLeaseOutlastsCall(leaseName: string, leaseSeconds: number, timeoutName: string, timeoutMs: number): void {
+  if (leaseSeconds * 1000 <= timeoutMs) {
+    throw new ConfigError(`${leaseName}: ${leaseSeconds} s must be longer than ${timeoutName} (${timeoutMs} ms), or work in flight could be taken over`);
   }
 }
 

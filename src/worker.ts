@@ -43,7 +43,7 @@ export async function startWorkerRole(config: Config, deps: WorkerDeps): Promise
   const scheduler = startBotScheduler({
     schedule: config.botSchedule,
     logger,
-    run: () => runBotOnce({ store: deps.store, adapter: authority.adapter, config, owner: workerId, logger, events: botEvents }),
+    run: (signal) => runBotOnce({ store: deps.store, adapter: authority.adapter, config, owner: workerId, logger, events: botEvents, signal }),
   });
   dispatcher.start();
   logger.info({ schedule: config.botSchedule, nextRunAt: scheduler.nextRunAt()?.toISOString() }, "bot and webhook dispatcher started");

@@ -45,6 +45,11 @@ export interface BotDeps {
   random?: () => number;
   logger?: { info(obj: object, msg: string): void; error(obj: object, msg: string): void };
   events?: BotEvents;
+  /**
+   * Shutdown: no new batch or item is started; calls in flight finish and are recorded, and
+   * the batch is released so another worker can go on at once.
+   */
+  signal?: AbortSignal;
 }
 
 export async function runBotOnce(deps: BotDeps): Promise<BotCounts> {
@@ -56,7 +61,7 @@ export async function runBotOnce(deps: BotDeps): Promise<BotCounts> {
     const dueBefore = started.toISOString();
     await deps.store.closeOpenBatches(dueBefore);
     const seen = new Set<string>();
-    for (;;) {
+    while (!deps.signal?.aborted) {
       const batch = await deps.store.claimBatch({ owner: deps.owner, dueBefore, leaseExpiresAt: leaseUntil(deps, clock()) });
       if (!batch) break;
       const key = `${batch.companyId}/${batch.workBatchId}`;
@@ -85,7 +90,7 @@ async function runBatch(deps: BotDeps, batch: ClaimedBatch, dueBefore: string, c
   let leaseLost = false;
   let failure: unknown;
   try {
-    while (!leaseLost && failure === undefined) {
+    while (!leaseLost && failure === undefined && !deps.signal?.aborted) {
       const now = clock();
       const items = await deps.store.takeDueItems(batch, {
         now: now.toISOString(),
@@ -96,7 +101,8 @@ async function runBatch(deps: BotDeps, batch: ClaimedBatch, dueBefore: string, c
       if (items === undefined) leaseLost = true;
       if (!items || items.length === 0) break;
       await forEachConcurrently(items, deps.config.botConcurrency, async (item) => {
-        if (leaseLost || failure !== undefined) return;
+        // Skipped items stay InProgress and are re-submitted, same key, by whoever goes on.
+        if (leaseLost || failure !== undefined || deps.signal?.aborted) return;
         try {
           const result = await fileItem(deps, batch, item);
           if (result === "leaseLost") leaseLost = true;

@@ -8,21 +8,23 @@ import type { BotCounts } from "./run-once.ts";
 export interface BotScheduler {
   /** When the next run starts, if scheduled. */
   nextRunAt(): Date | null;
-  /** Stops scheduling and waits for the run in flight. */
+  /** Stops scheduling, asks the run in flight to wind down, and waits for it. */
   stop(): Promise<void>;
 }
 
 export interface SchedulerDeps {
   schedule: string;
-  run: () => Promise<BotCounts>;
+  /** One run; `signal` aborts when the scheduler stops. */
+  run: (signal: AbortSignal) => Promise<BotCounts>;
   logger?: { info(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
 export function startBotScheduler(deps: SchedulerDeps): BotScheduler {
   let inFlight: Promise<void> | undefined;
+  const stopping = new AbortController();
   const job: Cron = new Cron(deps.schedule, { protect: true }, (): Promise<void> => {
     inFlight = deps
-      .run()
+      .run(stopping.signal)
       .then(
         (counts) => {
           if (counts.batches > 0) deps.logger?.info({ ...counts }, "bot run done");
@@ -40,6 +42,7 @@ export function startBotScheduler(deps: SchedulerDeps): BotScheduler {
     nextRunAt: () => job.nextRun(),
     async stop() {
       job.stop();
+      stopping.abort();
       await inFlight;
     },
   };

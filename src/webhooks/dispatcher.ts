@@ -68,7 +68,7 @@ export interface Dispatcher {
   start(): void;
   /** Looks for due deliveries now instead of at the next poll (e.g. right after the bot recorded an outcome). */
   wake(): void;
-  /** Stops polling and waits for the pass in flight. */
+  /** Final: stops polling, aborts deliveries in flight (they are retried later) and waits for the pass. */
   stop(): Promise<void>;
 }
 
@@ -77,6 +77,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const clock = deps.clock ?? (() => new Date());
   const policy: BackoffPolicy = { baseMs: config.webhookRetryBaseMs, maxMs: config.webhookRetryMaxMs };
   const claimSize = config.webhookConcurrency * 4;
+  // stop() aborts deliveries in flight; they are recorded as failed attempts and retried later.
+  const stopping = new AbortController();
 
   async function attempt(delivery: WebhookDelivery): Promise<{ outcome: WebhookAttemptOutcome; report: DeliveryReport }> {
     const failed = (error: string, httpStatus: number | null = null): WebhookAttemptOutcome => {
@@ -99,7 +101,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       } else {
         const signed = signEvent({ type: delivery.eventType, timestamp: delivery.createdAt, data: item }, delivery.eventId, secret.secret, clock());
         try {
-          const { httpStatus } = await sendWebhook(delivery.url, target.addresses[0]!, signed, config.webhookTimeoutMs);
+          const { httpStatus } = await sendWebhook(delivery.url, target.addresses[0]!, signed, config.webhookTimeoutMs, stopping.signal);
           outcome = httpStatus >= 200 && httpStatus < 300 ? { kind: "delivered", httpStatus } : failed(`the receiver answered ${httpStatus}`, httpStatus);
         } catch (error) {
           const code = (error as { code?: unknown }).code;
@@ -192,6 +194,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     },
     async stop() {
       stopped = true;
+      stopping.abort();
       if (timer) clearTimeout(timer);
       timer = undefined;
       await running;

@@ -23,7 +23,13 @@ function pinnedLookup(pinned: ResolvedAddress) {
 }
 
 /** Sends; resolves with the status for any HTTP answer, rejects on network errors and timeout. */
-export async function sendWebhook(url: string, pinned: ResolvedAddress, signed: { body: string; headers: Record<string, string> }, timeoutMs: number): Promise<SendResult> {
+export async function sendWebhook(
+  url: string,
+  pinned: ResolvedAddress,
+  signed: { body: string; headers: Record<string, string> },
+  timeoutMs: number,
+  stop?: AbortSignal,
+): Promise<SendResult> {
   const agent = new Agent({ connect: { lookup: pinnedLookup(pinned), timeout: timeoutMs } });
   try {
     const response = await request(url, {
@@ -31,7 +37,7 @@ export async function sendWebhook(url: string, pinned: ResolvedAddress, signed: 
       dispatcher: agent,
       headers: { ...signed.headers, "user-agent": "work-item-api-webhooks/1" },
       body: signed.body,
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: stop ? AbortSignal.any([AbortSignal.timeout(timeoutMs), stop]) : AbortSignal.timeout(timeoutMs),
     });
     // The receiver's answer body is of no use to us; read a little and drop the connection.
     await response.body.dump({ limit: 65_536 });

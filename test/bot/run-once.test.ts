@@ -20,7 +20,7 @@ interface Setup {
   add(body: Record<string, unknown>): Promise<{ workBatchId: number; workItemId: number }>;
   item(id: number): Promise<WorkItemView>;
   batch(id: number): Promise<WorkBatchView>;
-  run(adapter?: AuthorityAdapter): Promise<BotCounts>;
+  run(adapter?: AuthorityAdapter, signal?: AbortSignal): Promise<BotCounts>;
 }
 
 async function withBot(backend: Backend, env: Record<string, string>, body: (s: Setup) => Promise<void>): Promise<void> {
@@ -45,7 +45,7 @@ async function withBot(backend: Backend, env: Record<string, string>, body: (s: 
       },
       item: (id) => get(`/api/AuthorityRvdm/WorkItem/${id}`),
       batch: (id) => get(`/api/AuthorityRvdm/WorkBatch/${id}`),
-      run: (other) => runBotOnce({ store: t.store, adapter: other ?? adapter, config: t.config, owner: "test-worker" }),
+      run: (other, signal) => runBotOnce({ store: t.store, adapter: other ?? adapter, config: t.config, owner: "test-worker", ...(signal ? { signal } : {}) }),
     });
   } finally {
     await adapter.close();
@@ -185,6 +185,27 @@ for (const backend of await availableBackends()) {
         const view = await item(refused.workItemId);
         assert.deepEqual([view.status, view.error?.code], ["Failed", "AUTHORITY_ERROR"]);
         assert.match(view.error!.message, /404/);
+      }));
+
+    test("shutdown mid-batch: calls in flight finish, the batch is released at once, the next run finishes it", () =>
+      withBot(backend, { BOT_CONCURRENCY: "2" }, async ({ sim, add, batch, run }) => {
+        const keys = [];
+        for (let i = 0; i < 6; i++) keys.push(await add(validWorkItem({ customerReference: `s-${i}` })));
+        sim.behaviour.latencyMs = 150;
+        const shutdown = new AbortController();
+        const running = run(undefined, shutdown.signal);
+        while (sim.stats().requests < 2) await sleep(5);
+        shutdown.abort();
+        assert.deepEqual(await running, { batches: 1, succeeded: 2, failed: 0, retried: 0 });
+        const released = await batch(keys[0]!.workBatchId);
+        assert.equal(released.status, "Processing");
+        assert.equal(released.counts.successful, 2);
+        sim.behaviour.latencyMs = 0;
+        assert.deepEqual(await run(), { batches: 1, succeeded: 4, failed: 0, retried: 0 }, "no lease to wait for");
+        assert.equal((await batch(keys[0]!.workBatchId)).status, "Completed");
+        const stats = sim.stats();
+        assert.equal(stats.registrations, 6);
+        assert.ok(Object.values(stats.keys).every((k) => k.registrations === 1));
       }));
 
     test("items are filed with bounded concurrency, each exactly once", () =>

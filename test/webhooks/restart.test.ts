@@ -29,6 +29,7 @@ test("a webhook that failed before a crash is delivered by the next process, wit
       WEBHOOK_RETRY_BASE_MS: "3000",
       WEBHOOK_RETRY_MAX_MS: "3000",
       WEBHOOK_LEASE_SECONDS: "3",
+      WEBHOOK_TIMEOUT_MS: "2000",
       WEBHOOK_POLL_INTERVAL_MS: "200",
     };
     const first = await startService({ ...env, ROLE: "all" });

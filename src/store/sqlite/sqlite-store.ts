@@ -46,7 +46,7 @@ export class SqliteStore implements Store {
   private pendingAdds: PendingAdd[] = [];
   private flushScheduled = false;
   private readonly addOne: (input: NewWorkItem, now: string) => AddWorkItemOutcome;
-  private readonly addMany: (jobs: PendingAdd[]) => Array<{ outcome?: AddWorkItemOutcome; error?: unknown }>;
+  private readonly addMany: Database.Transaction<(jobs: PendingAdd[]) => Array<{ outcome?: AddWorkItemOutcome; error?: unknown }>>;
 
   constructor(readonly path: string) {
     mkdirSync(dirname(path), { recursive: true });
@@ -170,7 +170,9 @@ export class SqliteStore implements Store {
     if (jobs.length === 0) return;
     let results: Array<{ outcome?: AddWorkItemOutcome; error?: unknown }>;
     try {
-      results = this.addMany(jobs);
+      // IMMEDIATE: with a worker process writing the same file, a deferred transaction that
+      // reads first could not upgrade to a write and would fail instead of waiting.
+      results = this.addMany.immediate(jobs);
     } catch (error) {
       // The commit itself failed: nothing of this group is stored, so nobody may see a 200.
       const unavailable = new StoreUnavailableError("SQLite commit failed", { cause: error });
