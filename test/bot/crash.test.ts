@@ -22,7 +22,7 @@ test("a worker killed mid-batch loses its lease; another finishes the batch; eac
   const store = await openStore(db.location);
   try {
     const tenant = await createKey(store, { companyId: 9 });
-    const env = { DATABASE_URL: db.databaseUrl, JWT_SECRET: TEST_JWT_SECRET, AUTHORITY_URL: sim.url, BOT_LEASE_SECONDS: "5", AUTHORITY_TIMEOUT_MS: "3000", BOT_CONCURRENCY: "2" };
+    const env = { DATABASE_URL: db.databaseUrl, JWT_SECRET: TEST_JWT_SECRET, AUTHORITY_URL: sim.url, BOT_LEASE_SECONDS: "8", AUTHORITY_TIMEOUT_MS: "3000", BOT_CONCURRENCY: "2" };
     const api = await startService({ ...env, ROLE: "api" });
     const call = async <T>(method: string, path: string, body?: unknown, token?: string): Promise<T> => {
       const response = await fetch(`${api.address}${path}`, {
