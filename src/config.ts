@@ -37,8 +37,23 @@ export const EnvSchema = Type.Object({
   BOT_LEASE_SECONDS: Int(1, 86400, 300, "how long a worker holds a claimed batch"),
   BOT_MAX_ATTEMPTS: Int(1, 100, 5, "transient failures before an item fails with AUTHORITY_UNAVAILABLE"),
   BOT_CONCURRENCY: Int(1, 256, 8, "items a worker submits to the authority at once"),
+  BOT_RETRY_BASE_MS: Int(1, 86_400_000, 30_000, "first retry delay after a transient authority failure (doubles per attempt, jittered)"),
+  BOT_RETRY_MAX_MS: Int(1, 86_400_000, 1_800_000, "longest retry delay between two authority attempts"),
   AUTHORITY_URL: Type.Optional(Type.String({ pattern: "^https?://.+", description: "authority adapter endpoint; unset = built-in simulator" })),
+  AUTHORITY_TIMEOUT_MS: Int(1, 600_000, 10_000, "how long one authority call may take before it counts as a transient failure"),
+  AUTHORITY_SIM_HOST: Type.String({ minLength: 1, default: "127.0.0.1", description: "where `npm run authority-sim` listens" }),
+  AUTHORITY_SIM_PORT: Int(0, 65535, 8090, "port of `npm run authority-sim` (the built-in simulator always takes a free loopback port)"),
+  AUTHORITY_SIM_LATENCY_MS: Int(0, 600_000, 0, "simulator: delay before each answer"),
+  AUTHORITY_SIM_ERROR_RATE: Type.Number({ minimum: 0, maximum: 1, default: 0, description: "simulator: share of calls answered 500 (0–1)" }),
+  AUTHORITY_SIM_OUTAGE: Type.Boolean({ default: false, description: "simulator: answer every call 503" }),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: Type.Boolean({ default: false, description: "allow webhook targets in private ranges" }),
+  WEBHOOK_TIMEOUT_MS: Int(1, 600_000, 15_000, "how long one webhook delivery may take"),
+  WEBHOOK_RETRY_BASE_MS: Int(1, 86_400_000, 10_000, "first webhook retry delay (doubles per attempt, jittered)"),
+  WEBHOOK_RETRY_MAX_MS: Int(1, 86_400_000, 10_800_000, "longest delay between two webhook attempts"),
+  WEBHOOK_RETRY_WINDOW_SECONDS: Int(1, 604_800, 86_400, "how long after the event a webhook is retried before it is given up"),
+  WEBHOOK_POLL_INTERVAL_MS: Int(10, 3_600_000, 1000, "how often the dispatcher looks for due deliveries"),
+  WEBHOOK_CONCURRENCY: Int(1, 256, 8, "webhook deliveries a worker makes at once"),
+  WEBHOOK_LEASE_SECONDS: Int(1, 86_400, 60, "how long a dispatcher holds a claimed delivery before another may take it"),
   RATE_LIMIT_TENANT_RPS: Int(0, 1_000_000, 200, "per-company sustained requests per second; 0 turns it off"),
   RATE_LIMIT_TENANT_BURST: Int(0, 1_000_000, 400, "per-company burst size"),
   LOGIN_FAILURES_PER_MINUTE: Int(0, 1_000_000, 10, "failed logins per API key and per client address; 0 turns it off"),
@@ -71,14 +86,36 @@ export interface Config {
   botLeaseSeconds: number;
   botMaxAttempts: number;
   botConcurrency: number;
+  botRetryBaseMs: number;
+  botRetryMaxMs: number;
   authorityUrl: string | undefined;
+  authorityTimeoutMs: number;
+  /** Settings of the authority simulator, standalone or built in. */
+  authoritySim: AuthoritySimSettings;
   webhookAllowPrivateNetworks: boolean;
+  webhookTimeoutMs: number;
+  webhookRetryBaseMs: number;
+  webhookRetryMaxMs: number;
+  webhookRetryWindowSeconds: number;
+  webhookPollIntervalMs: number;
+  webhookConcurrency: number;
+  webhookLeaseSeconds: number;
   rateLimitTenantRps: number;
   rateLimitTenantBurst: number;
   loginFailuresPerMinute: number;
   redisUrl: string | undefined;
   metricsEnabled: boolean;
   logLevel: Env["LOG_LEVEL"];
+}
+
+export interface AuthoritySimSettings {
+  host: string;
+  port: number;
+  latencyMs: number;
+  /** 0–1: share of calls answered 500 before anything is registered. */
+  errorRate: number;
+  /** Every call answered 503. */
+  outage: boolean;
 }
 
 export class ConfigError extends Error {
@@ -106,6 +143,8 @@ export function loadConfig(source: EnvSource = process.env, overrides: Partial<E
   const env = converted as Env;
   checkTimeZone(env.TZ);
   checkCron(env.BOT_SCHEDULE);
+  checkLeaseOutlastsCall("BOT_LEASE_SECONDS", env.BOT_LEASE_SECONDS, "AUTHORITY_TIMEOUT_MS", env.AUTHORITY_TIMEOUT_MS);
+  checkLeaseOutlastsCall("WEBHOOK_LEASE_SECONDS", env.WEBHOOK_LEASE_SECONDS, "WEBHOOK_TIMEOUT_MS", env.WEBHOOK_TIMEOUT_MS);
   const store = parseStoreLocation(env.DATABASE_URL, env.DATABASE_POOL_SIZE);
   return Object.freeze({
     port: env.PORT,
@@ -124,8 +163,25 @@ export function loadConfig(source: EnvSource = process.env, overrides: Partial<E
     botLeaseSeconds: env.BOT_LEASE_SECONDS,
     botMaxAttempts: env.BOT_MAX_ATTEMPTS,
     botConcurrency: env.BOT_CONCURRENCY,
+    botRetryBaseMs: env.BOT_RETRY_BASE_MS,
+    botRetryMaxMs: Math.max(env.BOT_RETRY_MAX_MS, env.BOT_RETRY_BASE_MS),
     authorityUrl: env.AUTHORITY_URL,
+    authorityTimeoutMs: env.AUTHORITY_TIMEOUT_MS,
+    authoritySim: Object.freeze({
+      host: env.AUTHORITY_SIM_HOST,
+      port: env.AUTHORITY_SIM_PORT,
+      latencyMs: env.AUTHORITY_SIM_LATENCY_MS,
+      errorRate: env.AUTHORITY_SIM_ERROR_RATE,
+      outage: env.AUTHORITY_SIM_OUTAGE,
+    }),
     webhookAllowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    webhookTimeoutMs: env.WEBHOOK_TIMEOUT_MS,
+    webhookRetryBaseMs: env.WEBHOOK_RETRY_BASE_MS,
+    webhookRetryMaxMs: Math.max(env.WEBHOOK_RETRY_MAX_MS, env.WEBHOOK_RETRY_BASE_MS),
+    webhookRetryWindowSeconds: env.WEBHOOK_RETRY_WINDOW_SECONDS,
+    webhookPollIntervalMs: env.WEBHOOK_POLL_INTERVAL_MS,
+    webhookConcurrency: env.WEBHOOK_CONCURRENCY,
+    webhookLeaseSeconds: env.WEBHOOK_LEASE_SECONDS,
     rateLimitTenantRps: env.RATE_LIMIT_TENANT_RPS,
     rateLimitTenantBurst: env.RATE_LIMIT_TENANT_BURST,
     loginFailuresPerMinute: env.LOGIN_FAILURES_PER_MINUTE,
@@ -145,6 +201,13 @@ function checkTimeZone(timeZone: string): void {
     new Intl.DateTimeFormat("en-GB", { timeZone });
   } catch {
     throw new ConfigError(`TZ: unknown time zone ${JSON.stringify(timeZone)}; expected an IANA name such as UTC or Europe/Amsterdam`);
+  }
+}
+
+/** A lease shorter than one call would let a second worker take over work still in flight. */
+function checkLeaseOutlastsCall(leaseName: string, leaseSeconds: number, timeoutName: string, timeoutMs: number): void {
+  if (leaseSeconds * 1000 <= timeoutMs) {
+    throw new ConfigError(`${leaseName}: ${leaseSeconds} s must be longer than ${timeoutName} (${timeoutMs} ms), or work in flight could be taken over`);
   }
 }
 

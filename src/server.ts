@@ -4,15 +4,15 @@
  * - ROLE=all (default): HTTP API and worker services in one process.
  * - ROLE=api: HTTP API only; stateless, run N of them behind a load balancer.
  * - ROLE=worker: worker services only (see src/worker.ts); never listens.
- * Split roles need a store several processes can write (flags.singleWriter false): with the
- * embedded SQLite store the process refuses to start as api or worker, and says so.
+ * Split roles scale out on PostgreSQL. On the embedded SQLite store they still work on one host
+ * (WAL: writers from several processes take turns on the file lock), so the process only warns.
  */
 import { buildApp } from "./app.ts";
 import { ConfigError, loadConfig, type Config } from "./config.ts";
 import { createLogger } from "./logger.ts";
-import { createMetrics } from "./metrics.ts";
+import { botMetricsEvents, createMetrics, webhookMetricsEvents } from "./metrics.ts";
 import { openStore } from "./store/open-store.ts";
-import { startWorkerServices, type Stopper } from "./worker.ts";
+import { startWorkerRole } from "./worker.ts";
 
 async function main(): Promise<void> {
   let config: Config;
@@ -28,25 +28,29 @@ async function main(): Promise<void> {
   const logger = createLogger(config);
   const store = await openStore(config.store);
   if (config.role !== "all" && store.flags.singleWriter) {
-    await store.close();
-    process.stderr.write(
-      `work-item-api: ROLE=${config.role} splits the service over several processes, but the embedded SQLite store allows one writer. ` +
-        "Run ROLE=all (the default) with SQLite, or set DATABASE_URL=postgres://… to run api and worker processes apart.\n",
+    logger.warn(
+      { role: config.role },
+      "the embedded SQLite store takes one writer at a time: split roles work on this host only; use DATABASE_URL=postgres://… to scale out",
     );
-    process.exit(1);
   }
-  const stoppers: Stopper[] = [];
-  let address: string | undefined;
+  const stoppers: Array<() => Promise<void>> = [];
   // One registry per process: the API, the bot and the dispatcher record into it.
   const metrics = createMetrics({ defaultMetrics: true });
 
+  let address: string | undefined;
   if (config.role === "all" || config.role === "api") {
     const app = await buildApp(config, { store, logger, metrics });
     address = await app.listen({ port: config.port, host: config.host });
     stoppers.push(() => app.close());
   }
   if (config.role === "all" || config.role === "worker") {
-    stoppers.push(...(await startWorkerServices({ config, store, logger })));
+    const worker = await startWorkerRole(config, {
+      store,
+      logger,
+      botEvents: botMetricsEvents(metrics),
+      webhookEvents: webhookMetricsEvents(metrics),
+    });
+    stoppers.push(() => worker.stop());
     if (config.role === "worker") {
       // No listening socket holds the event loop open in a worker; stay up until signalled.
       const keepAlive = setInterval(() => undefined, 2 ** 30);

@@ -1,26 +1,61 @@
 /**
- * The background half of the service: what runs in ROLE=worker and ROLE=all processes, never in
- * ROLE=api ones. The bot scheduler and the webhook outbox dispatcher start here; each returns a
- * stopper that lets in-flight work finish, so a SIGTERM drains rather than cuts.
+ * The worker role (ROLE=all|worker): the bot on its schedule and the webhook dispatcher, with
+ * the authority adapter they need. Everything it starts, stop() stops.
  */
-import type { FastifyBaseLogger } from "fastify";
+import type { Logger } from "pino";
 import type { Config } from "./config.ts";
+import { newWorkerId, openAuthority, type OpenedAuthority } from "./bot/authority.ts";
+import { runBotOnce, type BotEvents } from "./bot/run-once.ts";
+import { startBotScheduler, type BotScheduler } from "./bot/scheduler.ts";
 import type { Store } from "./store/store.ts";
+import { createDispatcher, type Dispatcher, type WebhookEvents } from "./webhooks/dispatcher.ts";
 
-export interface WorkerDeps {
-  config: Config;
-  store: Store;
-  logger: FastifyBaseLogger;
+export interface WorkerRole {
+  workerId: string;
+  authority: OpenedAuthority;
+  scheduler: BotScheduler;
+  dispatcher: Dispatcher;
+  stop(): Promise<void>;
 }
 
-/** Stops one service; resolves when its in-flight work has finished. */
-export type Stopper = () => Promise<void>;
+export interface WorkerDeps {
+  store: Store;
+  logger: Logger;
+  /** Hooks for metrics. */
+  botEvents?: BotEvents;
+  webhookEvents?: WebhookEvents;
+}
 
-/**
- * Starts every worker service and returns their stoppers. The bot scheduler and the webhook
- * dispatcher are added here when they land; until then a worker process only holds its place.
- */
-export async function startWorkerServices(deps: WorkerDeps): Promise<Stopper[]> {
-  deps.logger.debug({ role: deps.config.role }, "worker services: none registered yet");
-  return [];
+export async function startWorkerRole(config: Config, deps: WorkerDeps): Promise<WorkerRole> {
+  const workerId = newWorkerId();
+  const logger = deps.logger.child({ workerId });
+  const authority = await openAuthority(config);
+  if (authority.sim) logger.info({ url: authority.sim.url }, "AUTHORITY_URL is unset: using the built-in authority simulator");
+  const dispatcher = createDispatcher({ store: deps.store, config, owner: workerId, logger, ...(deps.webhookEvents ? { events: deps.webhookEvents } : {}) });
+  const botEvents: BotEvents = {
+    ...deps.botEvents,
+    itemFinished(info) {
+      deps.botEvents?.itemFinished?.(info);
+      // A terminal item may have a webhook waiting in the outbox: send it now, not at the next poll.
+      if (info.result !== "retried") dispatcher.wake();
+    },
+  };
+  const scheduler = startBotScheduler({
+    schedule: config.botSchedule,
+    logger,
+    run: (signal) => runBotOnce({ store: deps.store, adapter: authority.adapter, config, owner: workerId, logger, events: botEvents, signal }),
+  });
+  dispatcher.start();
+  logger.info({ schedule: config.botSchedule, nextRunAt: scheduler.nextRunAt()?.toISOString() }, "bot and webhook dispatcher started");
+  return {
+    workerId,
+    authority,
+    scheduler,
+    dispatcher,
+    async stop() {
+      await scheduler.stop();
+      await dispatcher.stop();
+      await authority.close();
+    },
+  };
 }

@@ -26,12 +26,17 @@ export const listKeys = (store: Store, companyId: number): Promise<ApiKeyRecord[
 
 export const revokeKey = (store: Store, keyId: string): Promise<ApiKeyRecord | undefined> => store.revokeApiKey(keyId);
 
-/** The company's webhook signing secret; made on first use, replaced with `rotate`. */
+/**
+ * The company's webhook signing secret; made on first use (by this command or by the first
+ * webhook delivery, whichever comes first; concurrent first uses agree), replaced with `rotate`.
+ */
 export async function webhookSecret(store: Store, companyId: number, rotate: boolean): Promise<{ companyId: number; secret: string } | undefined> {
-  if (!(await store.getCompany(companyId))) return undefined;
-  const existing = rotate ? undefined : await store.getWebhookSecret(companyId);
-  if (existing) return { companyId, secret: existing };
-  const secret = newWebhookSecret();
-  await store.setWebhookSecret(companyId, secret);
-  return { companyId, secret };
+  if (rotate) {
+    if (!(await store.getCompany(companyId))) return undefined;
+    const secret = newWebhookSecret();
+    await store.setWebhookSecret(companyId, secret);
+    return { companyId, secret };
+  }
+  const secret = (await store.getWebhookSecret(companyId)) ?? (await store.ensureWebhookSecret(companyId, newWebhookSecret()));
+  return secret === undefined ? undefined : { companyId, secret };
 }

@@ -6,11 +6,12 @@ import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../config.ts";
 import { openStore } from "../store/open-store.ts";
 import { CommandFailedError, UsageError, type Command } from "./command.ts";
+import { botRunOnce } from "./commands/bot.ts";
 import { companiesCreate } from "./commands/companies.ts";
 import { keysCreate, keysList, keysRevoke } from "./commands/keys.ts";
 import { webhooksSecret } from "./commands/webhooks.ts";
 
-export const commands: Command[] = [companiesCreate, keysCreate, keysList, keysRevoke, webhooksSecret];
+export const commands: Command[] = [companiesCreate, keysCreate, keysList, keysRevoke, webhooksSecret, botRunOnce];
 
 function usage(): string {
   const width = Math.max(...commands.map((c) => c.usage.length));

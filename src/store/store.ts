@@ -12,10 +12,13 @@
  *
  * Backend differences are named as `StoreFlags`, never as `if (postgres)` outside this folder.
  */
-import type { BatchKey, WorkBatchView, WorkItemError, WorkItemResult, WorkItemStatus, WorkItemView } from "../domain/views.ts";
+import type { BatchKey, WorkBatchStatus, WorkBatchView, WorkItemError, WorkItemResult, WorkItemStatus, WorkItemView } from "../domain/views.ts";
 
 export interface StoreFlags {
-  /** Only one process may write (embedded SQLite): API and worker must share a process. */
+  /**
+   * Writes are serialised through one lock (embedded SQLite): processes on one host take turns,
+   * and throughput does not grow with more processes.
+   */
   singleWriter: boolean;
   /** Concurrent workers can claim rows with `FOR UPDATE SKIP LOCKED`. */
   supportsSkipLocked: boolean;
@@ -68,7 +71,7 @@ export interface ListWorkItemsQuery {
   limit: number;
 }
 
-/** A batch claimed by one bot run, with the items still to file. */
+/** A batch claimed by one bot run; the lease fences every later write of that run. */
 export interface ClaimedBatch {
   companyId: number;
   workBatchId: number;
@@ -77,12 +80,55 @@ export interface ClaimedBatch {
   leaseExpiresAt: string;
 }
 
+/** An item the bot is about to hand to the authority; it is `InProgress` from now on. */
+export interface DueItem {
+  companyId: number;
+  workBatchId: number;
+  workItemId: number;
+  workType: string;
+  request: Record<string, unknown>;
+  /** Transient failures so far. */
+  attempts: number;
+}
+
 /** What the bot records for one item after talking to the authority. */
 export type ItemOutcome =
   | { kind: "succeeded"; result: WorkItemResult }
-  | { kind: "failed"; error: WorkItemError }
-  /** Transient: stays New, attempts + 1, not before `nextAttemptAt`. */
+  /** `transient`: the last of too many transient failures, so `attempts` + 1 as well. */
+  | { kind: "failed"; error: WorkItemError; transient?: boolean; lastError?: string }
+  /** Transient: back to New, attempts + 1, not before `nextAttemptAt`. */
   | { kind: "retry"; nextAttemptAt: string; lastError: string };
+
+export type CancelOutcome =
+  | { kind: "cancelled"; item: WorkItemView }
+  /** The item exists but is not New, or its batch is no longer Open. */
+  | { kind: "conflict"; item: WorkItemView; batchStatus: WorkBatchStatus }
+  | { kind: "notFound" };
+
+/** `pending`: items wait for a retry, the lease is released until the earliest is due. */
+export type FinishBatchOutcome = "completed" | "pending" | "leaseLost";
+
+export type WebhookEventType = "workitem.succeeded" | "workitem.failed";
+
+/** One outbox row claimed by a dispatcher. */
+export interface WebhookDelivery {
+  companyId: number;
+  /** Stable per event: the `webhook-id` header, so receivers can deduplicate. */
+  eventId: string;
+  workItemId: number;
+  eventType: WebhookEventType;
+  url: string;
+  /** Delivery attempts made before this one. */
+  attempts: number;
+  /** When the event happened: the item's terminal transition. */
+  createdAt: string;
+}
+
+export type WebhookAttemptOutcome =
+  | { kind: "delivered"; httpStatus: number }
+  | { kind: "retry"; nextAttemptAt: string; error: string; httpStatus: number | null }
+  /** Given up (retry window over) or refused (address guard): no further attempts. */
+  | { kind: "failed"; error: string; httpStatus: number | null };
 
 export interface Store {
   readonly kind: "sqlite" | "postgres";
@@ -111,6 +157,74 @@ export interface Store {
   getWorkItem(companyId: number, workItemId: number): Promise<WorkItemView | undefined>;
   getWorkBatch(companyId: number, workBatchId: number): Promise<WorkBatchView | undefined>;
   listWorkItems(companyId: number, query: ListWorkItemsQuery): Promise<WorkItemView[]>;
+
+  /**
+   * New → Cancelled, only while the item is New and its batch Open, atomically against the bot
+   * closing the batch (PostgreSQL: lock the batch row FOR SHARE before updating the item).
+   * Sets updated_at and completed_at. An id of another company is `notFound`.
+   */
+  cancelWorkItem(companyId: number, workItemId: number, now: string): Promise<CancelOutcome>;
+
+  // The bot (SPEC §5). Sweeps across companies are the bot's job; every per-row statement
+  // still carries company_id.
+  /**
+   * Every company's Open batch holding at least one item (cancelled ones count) → Closed,
+   * closed_at = now. Returns how many batches were closed.
+   */
+  closeOpenBatches(now: string): Promise<number>;
+  /**
+   * Claims the oldest claimable batch: `Closed`, or `Processing` with its lease expired or
+   * released (lease_expires_at NULL or ≤ dueBefore) and next_run_at NULL or ≤ dueBefore. Sets
+   * status Processing, lease_owner, lease_expires_at, clears next_run_at. Concurrent claimers
+   * never get the same batch (PostgreSQL: FOR UPDATE SKIP LOCKED). `dueBefore` is the run's
+   * start time, so a batch the same run released is not taken twice in one run.
+   */
+  claimBatch(input: { owner: string; dueBefore: string; leaseExpiresAt: string }): Promise<ClaimedBatch | undefined>;
+  /**
+   * In one transaction: renews the lease to `leaseExpiresAt` (only while `batch.leaseOwner`
+   * still holds the batch, else returns undefined = lease lost), then marks up to `limit` items of the batch InProgress and
+   * returns them, oldest first: items New with next_attempt_at NULL or ≤ dueBefore, and items
+   * already InProgress (left by a worker that died; they are re-submitted with the same
+   * idempotency key).
+   */
+  takeDueItems(batch: ClaimedBatch, input: { now: string; dueBefore: string; limit: number; leaseExpiresAt: string }): Promise<DueItem[] | undefined>;
+  /**
+   * In one transaction: renews the lease to `leaseExpiresAt` (fenced as above), moves the InProgress item to its
+   * outcome (Successful: result, completed_at; Failed: error, completed_at, attempts + 1 when
+   * `transient`; retry: New, attempts + 1, next_attempt_at, last_error), and, when the item
+   * reached Successful/Failed and has a webhook_url, inserts its `webhook_outbox` row (event id
+   * `msg_<random>`, status Pending, next_attempt_at = now). False when the lease was lost or the
+   * item is not InProgress; then nothing changed.
+   */
+  recordItemOutcome(batch: ClaimedBatch, workItemId: number, outcome: ItemOutcome, input: { now: string; leaseExpiresAt: string }): Promise<boolean>;
+  /**
+   * Ends a run's work on a batch it holds. No item New or InProgress left → Completed
+   * (completed_at = now, lease cleared). Otherwise → lease released, still Processing, with
+   * next_run_at = the earliest next_attempt_at of its waiting items (now for items without
+   * one) and last_error = `lastError` (null when not given). `leaseLost` (nothing changed) when
+   * `batch.leaseOwner` no longer holds it.
+   */
+  finishBatch(batch: ClaimedBatch, input: { now: string; lastError?: string }): Promise<FinishBatchOutcome>;
+
+  // Webhooks (SPEC §6).
+  /**
+   * The company's webhook secret; stores `candidate` first when it has none (one atomic
+   * `SET webhook_secret = COALESCE(webhook_secret, candidate)`), so concurrent first uses agree.
+   * Undefined when the company does not exist.
+   */
+  ensureWebhookSecret(companyId: number, candidate: string): Promise<string | undefined>;
+  /**
+   * Claims up to `limit` Pending outbox rows with next_attempt_at ≤ now, oldest due first:
+   * sets lease_owner and pushes next_attempt_at to `leaseExpiresAt`, so a dispatcher that dies
+   * leaves them due again later. Concurrent claimers never get the same row.
+   */
+  claimWebhookDeliveries(input: { owner: string; now: string; leaseExpiresAt: string; limit: number }): Promise<WebhookDelivery[]>;
+  /**
+   * Records one delivery attempt (attempts + 1, last_status, last_error): delivered →
+   * Delivered, delivered_at; retry → stays Pending with next_attempt_at; failed → Failed.
+   * Clears lease_owner. False (nothing changed) when `owner` no longer holds the row.
+   */
+  recordWebhookAttempt(delivery: WebhookDelivery, owner: string, outcome: WebhookAttemptOutcome, now: string): Promise<boolean>;
 
   /** Row totals across all companies; tests use them to prove a refused request stored nothing. */
   countRows(): Promise<RowCounts>;

@@ -14,12 +14,20 @@ import {
   type AddWorkItemOutcome,
   type ApiKeyRecord,
   type ApiKeyWithHash,
+  type CancelOutcome,
+  type ClaimedBatch,
   type Company,
+  type DueItem,
+  type FinishBatchOutcome,
+  type ItemOutcome,
   type ListWorkItemsQuery,
   type NewWorkItem,
   type RowCounts,
   type Store,
+  type WebhookAttemptOutcome,
+  type WebhookDelivery,
 } from "../store.ts";
+import { SqliteLifecycle } from "./lifecycle.ts";
 import type { WorkBatchView, WorkItemView } from "../../domain/views.ts";
 import { prepareStatements, type Statements } from "./statements.ts";
 
@@ -34,10 +42,11 @@ export class SqliteStore implements Store {
   readonly flags = { singleWriter: true, supportsSkipLocked: false };
   readonly db: Database.Database;
   private readonly sql: Statements;
+  private readonly lifecycle: SqliteLifecycle;
   private pendingAdds: PendingAdd[] = [];
   private flushScheduled = false;
   private readonly addOne: (input: NewWorkItem, now: string) => AddWorkItemOutcome;
-  private readonly addMany: (jobs: PendingAdd[]) => Array<{ outcome?: AddWorkItemOutcome; error?: unknown }>;
+  private readonly addMany: Database.Transaction<(jobs: PendingAdd[]) => Array<{ outcome?: AddWorkItemOutcome; error?: unknown }>>;
 
   constructor(readonly path: string) {
     mkdirSync(dirname(path), { recursive: true });
@@ -48,6 +57,7 @@ export class SqliteStore implements Store {
     this.db.pragma("foreign_keys = ON");
     migrate(this.db);
     this.sql = prepareStatements(this.db);
+    this.lifecycle = new SqliteLifecycle(this.db, this.sql);
     // Nested better-sqlite3 transactions become savepoints: one item's failure rolls back only
     // that item, while the outer transaction commits the rest with one fsync.
     this.addOne = this.db.transaction((input: NewWorkItem, now: string) => this.insertWorkItem(input, now));
@@ -160,7 +170,9 @@ export class SqliteStore implements Store {
     if (jobs.length === 0) return;
     let results: Array<{ outcome?: AddWorkItemOutcome; error?: unknown }>;
     try {
-      results = this.addMany(jobs);
+      // IMMEDIATE: with a worker process writing the same file, a deferred transaction that
+      // reads first could not upgrade to a write and would fail instead of waiting.
+      results = this.addMany.immediate(jobs);
     } catch (error) {
       // The commit itself failed: nothing of this group is stored, so nobody may see a 200.
       const unavailable = new StoreUnavailableError("SQLite commit failed", { cause: error });
@@ -237,6 +249,42 @@ export class SqliteStore implements Store {
       limit: query.limit,
     }) as WorkItemRow[];
     return rows.map(toWorkItemView);
+  }
+
+  async cancelWorkItem(companyId: number, workItemId: number, now: string): Promise<CancelOutcome> {
+    return this.lifecycle.cancelWorkItem(companyId, workItemId, now);
+  }
+
+  async closeOpenBatches(now: string): Promise<number> {
+    return this.lifecycle.closeOpenBatches(now);
+  }
+
+  async claimBatch(input: { owner: string; dueBefore: string; leaseExpiresAt: string }): Promise<ClaimedBatch | undefined> {
+    return this.lifecycle.claimBatch(input);
+  }
+
+  async takeDueItems(batch: ClaimedBatch, input: { now: string; dueBefore: string; limit: number; leaseExpiresAt: string }): Promise<DueItem[] | undefined> {
+    return this.lifecycle.takeDueItems(batch, input);
+  }
+
+  async recordItemOutcome(batch: ClaimedBatch, workItemId: number, outcome: ItemOutcome, input: { now: string; leaseExpiresAt: string }): Promise<boolean> {
+    return this.lifecycle.recordItemOutcome(batch, workItemId, outcome, input);
+  }
+
+  async finishBatch(batch: ClaimedBatch, input: { now: string; lastError?: string }): Promise<FinishBatchOutcome> {
+    return this.lifecycle.finishBatch(batch, input);
+  }
+
+  async ensureWebhookSecret(companyId: number, candidate: string): Promise<string | undefined> {
+    return this.lifecycle.ensureWebhookSecret(companyId, candidate);
+  }
+
+  async claimWebhookDeliveries(input: { owner: string; now: string; leaseExpiresAt: string; limit: number }): Promise<WebhookDelivery[]> {
+    return this.lifecycle.claimWebhookDeliveries(input);
+  }
+
+  async recordWebhookAttempt(delivery: WebhookDelivery, owner: string, outcome: WebhookAttemptOutcome, now: string): Promise<boolean> {
+    return this.lifecycle.recordWebhookAttempt(delivery, owner, outcome, now);
   }
 
   async countRows(): Promise<RowCounts> {

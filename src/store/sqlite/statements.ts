@@ -5,7 +5,10 @@ type StatementName =
   | "ping" | "insertCompany" | "getCompany" | "insertApiKey" | "findApiKey" | "listApiKeys" | "revokeApiKey"
   | "getWebhookSecret" | "setWebhookSecret" | "findIdempotencyKey" | "deleteIdempotencyKey" | "insertIdempotencyKey"
   | "findOpenBatch" | "closeBatch" | "insertOpenBatch" | "countBatchItem" | "insertWorkItem" | "getWorkItem"
-  | "getWorkBatch" | "countBatchItemsByStatus" | "listWorkItems" | "countRows";
+  | "getWorkBatch" | "countBatchItemsByStatus" | "listWorkItems" | "countRows"
+  | "cancelWorkItem" | "getWorkItemWithBatchStatus" | "closeOpenBatches" | "claimBatch" | "renewBatchLease" | "markItemsInProgress"
+  | "itemSucceeded" | "itemFailed" | "itemRetry" | "insertOutboxRow" | "batchLeaseOwner" | "waitingItems" | "completeBatch"
+  | "releaseBatch" | "ensureWebhookSecret" | "claimWebhookDeliveries" | "recordWebhookAttempt";
 
 const ITEM_COLUMNS = `work_item_id, company_id, work_batch_id, work_type, status, customer_reference, document_reference,
   webhook_url, request, result, error, attempts, created_at, updated_at, completed_at`;
@@ -73,6 +76,100 @@ export function prepareStatements(db: Database.Database): Record<StatementName, 
       `SELECT (SELECT COUNT(*) FROM companies) AS companies, (SELECT COUNT(*) FROM api_keys) AS api_keys,
               (SELECT COUNT(*) FROM work_batches) AS work_batches, (SELECT COUNT(*) FROM work_items) AS work_items,
               (SELECT COUNT(*) FROM idempotency_keys) AS idempotency_keys`,
+    ),
+    ...lifecycleStatements(db),
+  };
+}
+
+/** The bot's and the webhook dispatcher's statements (migration 0002). */
+function lifecycleStatements(db: Database.Database) {
+  return {
+    cancelWorkItem: db.prepare(
+      `UPDATE work_items SET status = 'Cancelled', updated_at = :now, completed_at = :now
+       WHERE company_id = :company_id AND work_item_id = :work_item_id AND status = 'New'
+         AND EXISTS (SELECT 1 FROM work_batches b
+                     WHERE b.company_id = work_items.company_id AND b.work_batch_id = work_items.work_batch_id AND b.status = 'Open')
+       RETURNING ${ITEM_COLUMNS}`,
+    ),
+    getWorkItemWithBatchStatus: db.prepare(
+      `SELECT ${ITEM_COLUMNS.replace(/(\w+)/g, "i.$1")}, b.status AS batch_status
+       FROM work_items i JOIN work_batches b ON b.company_id = i.company_id AND b.work_batch_id = i.work_batch_id
+       WHERE i.company_id = ? AND i.work_item_id = ?`,
+    ),
+    closeOpenBatches: db.prepare("UPDATE work_batches SET status = 'Closed', closed_at = ? WHERE status = 'Open' AND item_count > 0"),
+    claimBatch: db.prepare(
+      `UPDATE work_batches SET status = 'Processing', lease_owner = :owner, lease_expires_at = :lease_expires_at, next_run_at = NULL
+       WHERE (company_id, work_batch_id) = (
+         SELECT company_id, work_batch_id FROM work_batches
+         WHERE status = 'Closed'
+            OR (status = 'Processing' AND (lease_expires_at IS NULL OR lease_expires_at <= :due_before)
+                AND (next_run_at IS NULL OR next_run_at <= :due_before))
+         ORDER BY work_batch_id LIMIT 1)
+       RETURNING company_id, work_batch_id, work_type, lease_owner, lease_expires_at`,
+    ),
+    renewBatchLease: db.prepare(
+      `UPDATE work_batches SET lease_expires_at = :lease_expires_at
+       WHERE company_id = :company_id AND work_batch_id = :work_batch_id AND status = 'Processing' AND lease_owner = :owner`,
+    ),
+    markItemsInProgress: db.prepare(
+      `UPDATE work_items SET status = 'InProgress', updated_at = :now
+       WHERE company_id = :company_id AND work_item_id IN (
+         SELECT work_item_id FROM work_items
+         WHERE company_id = :company_id AND work_batch_id = :work_batch_id
+           AND (status = 'InProgress' OR (status = 'New' AND (next_attempt_at IS NULL OR next_attempt_at <= :due_before)))
+         ORDER BY work_item_id LIMIT :limit)
+       RETURNING company_id, work_batch_id, work_item_id, work_type, request, attempts`,
+    ),
+    itemSucceeded: db.prepare(
+      `UPDATE work_items SET status = 'Successful', result = :result, error = NULL, next_attempt_at = NULL, last_error = NULL,
+         updated_at = :now, completed_at = :now
+       WHERE company_id = :company_id AND work_batch_id = :work_batch_id AND work_item_id = :work_item_id AND status = 'InProgress'
+       RETURNING webhook_url`,
+    ),
+    itemFailed: db.prepare(
+      `UPDATE work_items SET status = 'Failed', error = :error, attempts = attempts + :attempt, next_attempt_at = NULL,
+         last_error = :last_error, updated_at = :now, completed_at = :now
+       WHERE company_id = :company_id AND work_batch_id = :work_batch_id AND work_item_id = :work_item_id AND status = 'InProgress'
+       RETURNING webhook_url`,
+    ),
+    itemRetry: db.prepare(
+      `UPDATE work_items SET status = 'New', attempts = attempts + 1, next_attempt_at = :next_attempt_at, last_error = :last_error,
+         updated_at = :now
+       WHERE company_id = :company_id AND work_batch_id = :work_batch_id AND work_item_id = :work_item_id AND status = 'InProgress'
+       RETURNING webhook_url`,
+    ),
+    insertOutboxRow: db.prepare(
+      `INSERT INTO webhook_outbox (company_id, event_id, work_item_id, event_type, url, status, next_attempt_at, created_at)
+       VALUES (:company_id, :event_id, :work_item_id, :event_type, :url, 'Pending', :now, :now)`,
+    ),
+    batchLeaseOwner: db.prepare("SELECT status, lease_owner FROM work_batches WHERE company_id = ? AND work_batch_id = ?"),
+    waitingItems: db.prepare(
+      `SELECT COUNT(*) AS waiting, MIN(COALESCE(next_attempt_at, :now)) AS next_run_at FROM work_items
+       WHERE company_id = :company_id AND work_batch_id = :work_batch_id AND status IN ('New', 'InProgress')`,
+    ),
+    completeBatch: db.prepare(
+      `UPDATE work_batches SET status = 'Completed', completed_at = :now, lease_owner = NULL, lease_expires_at = NULL,
+         next_run_at = NULL, last_error = NULL
+       WHERE company_id = :company_id AND work_batch_id = :work_batch_id AND status = 'Processing' AND lease_owner = :owner`,
+    ),
+    releaseBatch: db.prepare(
+      `UPDATE work_batches SET lease_owner = NULL, lease_expires_at = NULL, next_run_at = :next_run_at, last_error = :last_error
+       WHERE company_id = :company_id AND work_batch_id = :work_batch_id AND status = 'Processing' AND lease_owner = :owner`,
+    ),
+    ensureWebhookSecret: db.prepare(
+      "UPDATE companies SET webhook_secret = COALESCE(webhook_secret, ?) WHERE company_id = ? RETURNING webhook_secret",
+    ),
+    claimWebhookDeliveries: db.prepare(
+      `UPDATE webhook_outbox SET lease_owner = :owner, next_attempt_at = :lease_expires_at
+       WHERE (company_id, event_id) IN (
+         SELECT company_id, event_id FROM webhook_outbox WHERE status = 'Pending' AND next_attempt_at <= :now
+         ORDER BY next_attempt_at LIMIT :limit)
+       RETURNING company_id, event_id, work_item_id, event_type, url, attempts, created_at`,
+    ),
+    recordWebhookAttempt: db.prepare(
+      `UPDATE webhook_outbox SET status = :status, attempts = attempts + 1, next_attempt_at = COALESCE(:next_attempt_at, next_attempt_at),
+         lease_owner = NULL, last_status = :last_status, last_error = :last_error, delivered_at = :delivered_at
+       WHERE company_id = :company_id AND event_id = :event_id AND status = 'Pending' AND lease_owner = :owner`,
     ),
   };
 }

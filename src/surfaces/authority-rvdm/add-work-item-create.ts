@@ -9,6 +9,7 @@ import type { AppContext } from "../../app-context.ts";
 import { BatchKey, WORK_TYPE_AUTHORITY_RVDM } from "../../domain/views.ts";
 import { ApiError } from "../../errors.ts";
 import { createCanonicalizer } from "../../http/compat.ts";
+import { checkWebhookTarget } from "../../webhooks/address-guard.ts";
 import { problemResponses } from "../shared/problem-schema.ts";
 import { BooleanTranslationObject, ExtraTranslationObject, TranslationObject } from "../shared/translation-object.ts";
 
@@ -97,6 +98,7 @@ export function register(app: FastifyInstance, ctx: AppContext): void {
     handler: async (request, reply) => {
       const { companyId } = request.tenant;
       const body = request.body;
+      if (body.webhookUrl !== undefined) await assertPublicWebhookTarget(body.webhookUrl, ctx);
       const key = request.headers["idempotency-key"];
       const flightKey = key === undefined ? undefined : `${companyId}\u0000${key}`;
       if (flightKey !== undefined) {
@@ -129,6 +131,18 @@ export function register(app: FastifyInstance, ctx: AppContext): void {
       }
     },
   });
+}
+
+/**
+ * SSRF guard at intake (SPEC §6): a webhook target that is, or resolves to, a non-public
+ * address is a 400. A host name that does not resolve right now is accepted; the dispatcher
+ * checks again, after resolving, before every delivery.
+ */
+async function assertPublicWebhookTarget(url: string, ctx: AppContext): Promise<void> {
+  const verdict = await checkWebhookTarget(url, { allowPrivateNetworks: ctx.config.webhookAllowPrivateNetworks });
+  if (verdict.kind === "refused") {
+    throw new ApiError("VALIDATION_FAILED", "See errors for every problem found in the request.", { errors: { webhookUrl: [verdict.reason] } });
+  }
 }
 
 /** SHA-256 of the body with keys sorted, so property order does not make a body "different". */

@@ -1,0 +1,49 @@
+/**
+ * Runs the bot on BOT_SCHEDULE (croner). Runs never overlap within a process, and a run that
+ * throws is logged and reported; the schedule keeps going.
+ */
+import { Cron } from "croner";
+import type { BotCounts } from "./run-once.ts";
+
+export interface BotScheduler {
+  /** When the next run starts, if scheduled. */
+  nextRunAt(): Date | null;
+  /** Stops scheduling, asks the run in flight to wind down, and waits for it. */
+  stop(): Promise<void>;
+}
+
+export interface SchedulerDeps {
+  schedule: string;
+  /** One run; `signal` aborts when the scheduler stops. */
+  run: (signal: AbortSignal) => Promise<BotCounts>;
+  logger?: { info(obj: object, msg: string): void; error(obj: object, msg: string): void };
+}
+
+export function startBotScheduler(deps: SchedulerDeps): BotScheduler {
+  let inFlight: Promise<void> | undefined;
+  const stopping = new AbortController();
+  const job: Cron = new Cron(deps.schedule, { protect: true }, (): Promise<void> => {
+    inFlight = deps
+      .run(stopping.signal)
+      .then(
+        (counts) => {
+          if (counts.batches > 0) deps.logger?.info({ ...counts }, "bot run done");
+        },
+        (error: unknown) => {
+          deps.logger?.error({ err: error, nextRunAt: job.nextRun()?.toISOString() }, "bot run failed; the schedule continues");
+        },
+      )
+      .finally(() => {
+        inFlight = undefined;
+      });
+    return inFlight;
+  });
+  return {
+    nextRunAt: () => job.nextRun(),
+    async stop() {
+      job.stop();
+      stopping.abort();
+      await inFlight;
+    },
+  };
+}

@@ -1,0 +1,203 @@
+/**
+ * The webhook dispatcher (SPEC §6): claims due outbox rows with a lease, delivers each signed
+ * event, and records the attempt. Any non-2xx answer, timeout or network error is retried with
+ * the shared backoff until the retry window (24 h) is over; a target the address guard refuses
+ * is not retried. Rows survive restarts: a dispatcher that dies leaves its claims to expire.
+ */
+import { webhookSecret } from "../admin/admin.ts";
+import type { Config } from "../config.ts";
+import { nextAttemptAt, type BackoffPolicy } from "../lib/backoff.ts";
+import { forEachConcurrently } from "../lib/concurrency.ts";
+import type { Store, WebhookAttemptOutcome, WebhookDelivery } from "../store/store.ts";
+import { checkWebhookTarget, type Lookup } from "./address-guard.ts";
+import { sendWebhook } from "./sender.ts";
+import { signEvent } from "./signing.ts";
+
+export type DeliveryOutcome = "delivered" | "retried" | "failed";
+
+export interface DeliveryReport {
+  companyId: number;
+  eventId: string;
+  workItemId: number;
+  outcome: DeliveryOutcome;
+  httpStatus: number | null;
+  error: string | null;
+}
+
+export interface DeliverySummary {
+  delivered: number;
+  retried: number;
+  failed: number;
+  deliveries: DeliveryReport[];
+}
+
+/** Optional hooks, e.g. for metrics; they must not throw. */
+export interface WebhookEvents {
+  deliveryAttempted?(report: DeliveryReport & { durationMs: number }): void;
+}
+
+export type DispatcherConfig = Pick<
+  Config,
+  | "webhookAllowPrivateNetworks"
+  | "webhookTimeoutMs"
+  | "webhookRetryBaseMs"
+  | "webhookRetryMaxMs"
+  | "webhookRetryWindowSeconds"
+  | "webhookPollIntervalMs"
+  | "webhookConcurrency"
+  | "webhookLeaseSeconds"
+>;
+
+export interface DispatcherDeps {
+  store: Store;
+  config: DispatcherConfig;
+  /** This process's worker id; it owns the rows it claims. */
+  owner: string;
+  clock?: () => Date;
+  random?: () => number;
+  /** DNS override (tests); the system resolver otherwise. */
+  lookup?: Lookup;
+  logger?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+  events?: WebhookEvents;
+}
+
+export interface Dispatcher {
+  /** One pass: claims what is due now, delivers it, records every attempt. */
+  deliverDue(): Promise<DeliverySummary>;
+  /** Polls every WEBHOOK_POLL_INTERVAL_MS until stop(). */
+  start(): void;
+  /** Looks for due deliveries now instead of at the next poll (e.g. right after the bot recorded an outcome). */
+  wake(): void;
+  /** Final: stops polling, aborts deliveries in flight (they are retried later) and waits for the pass. */
+  stop(): Promise<void>;
+}
+
+export function createDispatcher(deps: DispatcherDeps): Dispatcher {
+  const { store, config, owner } = deps;
+  const clock = deps.clock ?? (() => new Date());
+  const policy: BackoffPolicy = { baseMs: config.webhookRetryBaseMs, maxMs: config.webhookRetryMaxMs };
+  const claimSize = config.webhookConcurrency * 4;
+  // stop() aborts deliveries in flight; they are recorded as failed attempts and retried later.
+  const stopping = new AbortController();
+
+  async function attempt(delivery: WebhookDelivery): Promise<{ outcome: WebhookAttemptOutcome; report: DeliveryReport }> {
+    const failed = (error: string, httpStatus: number | null = null): WebhookAttemptOutcome => {
+      const now = clock();
+      const windowOver = now.getTime() - Date.parse(delivery.createdAt) >= config.webhookRetryWindowSeconds * 1000;
+      if (windowOver) return { kind: "failed", error: `gave up after ${delivery.attempts + 1} attempts: ${error}`, httpStatus };
+      return { kind: "retry", error, httpStatus, nextAttemptAt: nextAttemptAt(now, delivery.attempts + 1, policy, deps.random) };
+    };
+    let outcome: WebhookAttemptOutcome;
+    const item = await store.getWorkItem(delivery.companyId, delivery.workItemId);
+    const secret = await webhookSecret(store, delivery.companyId, false);
+    if (!item || !secret) {
+      outcome = { kind: "failed", error: "the work item or its company no longer exists", httpStatus: null };
+    } else {
+      const target = await checkWebhookTarget(delivery.url, { allowPrivateNetworks: config.webhookAllowPrivateNetworks, ...(deps.lookup ? { lookup: deps.lookup } : {}) });
+      if (target.kind === "refused") {
+        outcome = { kind: "failed", error: `refused: ${target.reason}`, httpStatus: null };
+      } else if (target.kind === "unresolved") {
+        outcome = failed(target.reason);
+      } else {
+        const signed = signEvent({ type: delivery.eventType, timestamp: delivery.createdAt, data: item }, delivery.eventId, secret.secret, clock());
+        try {
+          const { httpStatus } = await sendWebhook(delivery.url, target.addresses[0]!, signed, config.webhookTimeoutMs, stopping.signal);
+          outcome = httpStatus >= 200 && httpStatus < 300 ? { kind: "delivered", httpStatus } : failed(`the receiver answered ${httpStatus}`, httpStatus);
+        } catch (error) {
+          const code = (error as { code?: unknown }).code;
+          outcome = failed(`no answer: ${typeof code === "string" ? `${code} ` : ""}${error instanceof Error ? error.message : String(error)}`);
+        }
+      }
+    }
+    const httpStatus = outcome.httpStatus;
+    return {
+      outcome,
+      report: {
+        companyId: delivery.companyId,
+        eventId: delivery.eventId,
+        workItemId: delivery.workItemId,
+        outcome: outcome.kind === "retry" ? "retried" : outcome.kind,
+        httpStatus,
+        error: outcome.kind === "delivered" ? null : outcome.error,
+      },
+    };
+  }
+
+  async function deliverDue(): Promise<DeliverySummary> {
+    const summary: DeliverySummary = { delivered: 0, retried: 0, failed: 0, deliveries: [] };
+    const now = clock();
+    const claimed = await store.claimWebhookDeliveries({
+      owner,
+      now: now.toISOString(),
+      leaseExpiresAt: new Date(now.getTime() + config.webhookLeaseSeconds * 1000).toISOString(),
+      limit: claimSize,
+    });
+    await forEachConcurrently(claimed, config.webhookConcurrency, async (delivery) => {
+      const started = Date.now();
+      try {
+        const { outcome, report } = await attempt(delivery);
+        if (!(await store.recordWebhookAttempt(delivery, owner, outcome, clock().toISOString()))) return;
+        summary[report.outcome] += 1;
+        summary.deliveries.push(report);
+        if (report.outcome === "failed") deps.logger?.warn({ eventId: report.eventId, companyId: report.companyId, error: report.error }, "webhook given up");
+        deps.events?.deliveryAttempted?.({ ...report, durationMs: Date.now() - started });
+      } catch (error) {
+        // The row stays claimed until its lease ends, then it is tried again: nothing is lost.
+        deps.logger?.error({ err: error, eventId: delivery.eventId }, "webhook delivery could not be recorded");
+      }
+    });
+    return summary;
+  }
+
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let stopped = true;
+  let wokenWhileRunning = false;
+
+  const loop = async () => {
+    timer = undefined;
+    try {
+      // Keep going while passes come back full: a backlog drains without waiting for polls.
+      while (!stopped) {
+        const summary = await deliverDue();
+        if (summary.deliveries.length < claimSize) break;
+      }
+    } catch (error) {
+      deps.logger?.error({ err: error }, "webhook dispatch pass failed; retrying at the next poll");
+    }
+  };
+  const schedule = (delayMs: number) => {
+    if (stopped || timer || running) return;
+    timer = setTimeout(() => {
+      running = loop().finally(() => {
+        running = undefined;
+        const again = wokenWhileRunning;
+        wokenWhileRunning = false;
+        schedule(again ? 0 : config.webhookPollIntervalMs);
+      });
+    }, delayMs);
+  };
+
+  return {
+    deliverDue,
+    start() {
+      stopped = false;
+      schedule(0);
+    },
+    wake() {
+      if (running) wokenWhileRunning = true;
+      if (timer) {
+        clearTimeout(timer);
+        timer = undefined;
+      }
+      schedule(0);
+    },
+    async stop() {
+      stopped = true;
+      stopping.abort();
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      await running;
+    },
+  };
+}

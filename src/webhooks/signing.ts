@@ -1,0 +1,35 @@
+/**
+ * Webhook events and their Standard Webhooks signature (SPEC §6), via the `standardwebhooks`
+ * package: `webhook-id` (stable per event, for deduplication), `webhook-timestamp` (seconds)
+ * and `webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the company's
+ * `whsec_` secret.
+ */
+import { Webhook } from "standardwebhooks";
+import type { WorkItemView } from "../domain/views.ts";
+import type { WebhookEventType } from "../store/store.ts";
+
+export interface WebhookEvent {
+  type: WebhookEventType;
+  /** When the item reached its terminal status. */
+  timestamp: string;
+  data: WorkItemView;
+}
+
+export interface SignedRequest {
+  body: string;
+  headers: Record<string, string>;
+}
+
+export function signEvent(event: WebhookEvent, eventId: string, secret: string, sentAt: Date): SignedRequest {
+  const body = JSON.stringify(event);
+  const signature = new Webhook(secret).sign(eventId, sentAt, body);
+  return {
+    body,
+    headers: {
+      "content-type": "application/json",
+      "webhook-id": eventId,
+      "webhook-timestamp": String(Math.floor(sentAt.getTime() / 1000)),
+      "webhook-signature": signature,
+    },
+  };
+}

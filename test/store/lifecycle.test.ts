@@ -1,0 +1,185 @@
+/**
+ * Store contract for the lifecycle methods (cancel, batch leases, item outcomes, webhook
+ * outbox), run against every backend on a real database.
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { WORK_TYPE_AUTHORITY_RVDM } from "../../src/domain/views.ts";
+import type { Store } from "../../src/store/store.ts";
+import { availableBackends, openFreshStore, type Backend } from "../helpers/backends.ts";
+import { validWorkItem } from "../helpers/test-app.ts";
+
+const at = (seconds: number) => new Date(Date.UTC(2026, 10, 21, 12, 0, seconds)).toISOString();
+
+async function addItems(store: Store, companyId: number, count: number, webhookUrl: string | null = null) {
+  const keys = [];
+  for (let i = 0; i < count; i++) {
+    const outcome = await store.addWorkItem({
+      companyId,
+      workType: WORK_TYPE_AUTHORITY_RVDM,
+      customerReference: `ref-${i}`,
+      documentReference: null,
+      webhookUrl,
+      request: validWorkItem(),
+      batchMaxItems: 1000,
+    });
+    assert.equal(outcome.kind, "created");
+    if (outcome.kind === "created") keys.push(outcome.key);
+  }
+  return keys;
+}
+
+/** Each test gets its own empty store, so one test's batches never show up in another's claims. */
+async function withStore(backend: Backend, body: (store: Store) => Promise<void>): Promise<void> {
+  const { store, cleanup } = await openFreshStore(backend);
+  try {
+    for (const companyId of [1, 2, 3, 4, 5, 6]) await store.createCompany({ companyId, name: `c${companyId}` });
+    await body(store);
+  } finally {
+    await cleanup();
+  }
+}
+
+for (const backend of await availableBackends()) {
+  describe(`store lifecycle [${backend.name}]`, { timeout: 60_000 }, () => {
+
+    test("cancelWorkItem: New in Open → Cancelled; otherwise conflict; foreign id not found", () => withStore(backend, async (store) => {
+      const [a, b] = await addItems(store, 1, 2);
+      const cancelled = await store.cancelWorkItem(1, a!.workItemId, at(1));
+      assert.equal(cancelled.kind, "cancelled");
+      assert.equal(cancelled.kind === "cancelled" && cancelled.item.status, "Cancelled");
+      assert.equal(cancelled.kind === "cancelled" && cancelled.item.completedAt, at(1));
+      const again = await store.cancelWorkItem(1, a!.workItemId, at(2));
+      assert.equal(again.kind, "conflict");
+      assert.equal((await store.cancelWorkItem(2, b!.workItemId, at(2))).kind, "notFound");
+      assert.equal((await store.cancelWorkItem(1, 999_999, at(2))).kind, "notFound");
+      await store.closeOpenBatches(at(3));
+      const closed = await store.cancelWorkItem(1, b!.workItemId, at(4));
+      assert.equal(closed.kind, "conflict");
+      assert.equal(closed.kind === "conflict" && closed.batchStatus, "Closed");
+      assert.equal((await store.getWorkItem(1, b!.workItemId))?.status, "New");
+      assert.deepEqual((await store.getWorkBatch(1, a!.workBatchId))?.counts, { new: 1, inProgress: 0, successful: 0, failed: 0, cancelled: 1 });
+    }));
+
+    test("batch leases: one claimer at a time, expired leases are taken over, writes of the old owner are fenced off", () => withStore(backend, async (store) => {
+      const keys = await addItems(store, 2, 3, "https://hooks.example/x");
+      assert.equal(await store.closeOpenBatches(at(10)), 1);
+      const first = await store.claimBatch({ owner: "w1", dueBefore: at(10), leaseExpiresAt: at(40) });
+      assert.ok(first);
+      assert.equal(first.workBatchId, keys[0]!.workBatchId);
+      assert.equal((await store.getWorkBatch(2, first.workBatchId))?.status, "Processing");
+      assert.equal(await store.claimBatch({ owner: "w2", dueBefore: at(20), leaseExpiresAt: at(50) }), undefined, "a held lease is not claimable");
+
+      const taken = await store.takeDueItems(first, { now: at(11), dueBefore: at(10), limit: 2, leaseExpiresAt: at(41) });
+      assert.deepEqual(taken?.map((i) => i.workItemId), [keys[0]!.workItemId, keys[1]!.workItemId]);
+      assert.equal(taken?.[0]?.request.customerReference, "ORDER-1");
+      assert.equal((await store.getWorkItem(2, keys[0]!.workItemId))?.status, "InProgress");
+
+      // w1 dies; after its lease w2 takes the batch and gets the InProgress items again.
+      const second = await store.claimBatch({ owner: "w2", dueBefore: at(45), leaseExpiresAt: at(75) });
+      assert.equal(second?.workBatchId, first.workBatchId);
+      assert.equal(second?.leaseOwner, "w2");
+      const result = { registrationNumber: "RVDM-1", registeredAt: at(46) };
+      assert.equal(await store.recordItemOutcome(first, keys[0]!.workItemId, { kind: "succeeded", result }, { now: at(46), leaseExpiresAt: at(80) }), false);
+      assert.equal(await store.takeDueItems(first, { now: at(46), dueBefore: at(45), limit: 9, leaseExpiresAt: at(80) }), undefined);
+      assert.equal(await store.finishBatch(first, { now: at(46) }), "leaseLost");
+      assert.equal((await store.getWorkItem(2, keys[0]!.workItemId))?.status, "InProgress", "the fenced write changed nothing");
+
+      const resumed = await store.takeDueItems(second!, { now: at(46), dueBefore: at(45), limit: 9, leaseExpiresAt: at(80) });
+      assert.deepEqual(resumed?.map((i) => i.workItemId), keys.map((k) => k.workItemId));
+      assert.equal(await store.recordItemOutcome(second!, keys[0]!.workItemId, { kind: "succeeded", result }, { now: at(47), leaseExpiresAt: at(80) }), true);
+      const error = { code: "AUTHORITY_REJECTED", message: "no", details: [{ field: "senderChamberOfCommerceNo", message: "8 digits" }] };
+      assert.equal(await store.recordItemOutcome(second!, keys[1]!.workItemId, { kind: "failed", error }, { now: at(47), leaseExpiresAt: at(80) }), true);
+      assert.equal(
+        await store.recordItemOutcome(second!, keys[2]!.workItemId, { kind: "retry", nextAttemptAt: at(90), lastError: "503" }, { now: at(47), leaseExpiresAt: at(80) }),
+        true,
+      );
+      assert.equal(await store.recordItemOutcome(second!, keys[0]!.workItemId, { kind: "succeeded", result }, { now: at(48), leaseExpiresAt: at(80) }), false, "only InProgress items move");
+
+      const succeeded = await store.getWorkItem(2, keys[0]!.workItemId);
+      assert.deepEqual([succeeded?.status, succeeded?.result, succeeded?.completedAt], ["Successful", result, at(47)]);
+      const failed = await store.getWorkItem(2, keys[1]!.workItemId);
+      assert.deepEqual([failed?.status, failed?.error, failed?.attempts], ["Failed", error, 0]);
+      const retried = await store.getWorkItem(2, keys[2]!.workItemId);
+      assert.deepEqual([retried?.status, retried?.attempts, retried?.completedAt], ["New", 1, null]);
+
+      // Not due yet: nothing to take; the batch is released until the retry is due.
+      assert.deepEqual(await store.takeDueItems(second!, { now: at(48), dueBefore: at(45), limit: 9, leaseExpiresAt: at(80) }), []);
+      assert.equal(await store.finishBatch(second!, { now: at(48) }), "pending");
+      assert.equal(await store.claimBatch({ owner: "w3", dueBefore: at(89), leaseExpiresAt: at(120) }), undefined, "asleep until next_run_at");
+      const third = await store.claimBatch({ owner: "w3", dueBefore: at(90), leaseExpiresAt: at(120) });
+      assert.equal(third?.workBatchId, first.workBatchId);
+      const due = await store.takeDueItems(third!, { now: at(91), dueBefore: at(90), limit: 9, leaseExpiresAt: at(120) });
+      assert.deepEqual(due?.map((i) => [i.workItemId, i.attempts]), [[keys[2]!.workItemId, 1]]);
+      const unavailable = { code: "AUTHORITY_UNAVAILABLE", message: "down", details: [] };
+      await store.recordItemOutcome(third!, keys[2]!.workItemId, { kind: "failed", error: unavailable, transient: true, lastError: "503" }, { now: at(92), leaseExpiresAt: at(120) });
+      assert.equal((await store.getWorkItem(2, keys[2]!.workItemId))?.attempts, 2);
+      assert.equal(await store.finishBatch(third!, { now: at(93) }), "completed");
+      const batch = await store.getWorkBatch(2, first.workBatchId);
+      assert.deepEqual([batch?.status, batch?.completedAt, batch?.counts], ["Completed", at(93), { new: 0, inProgress: 0, successful: 1, failed: 2, cancelled: 0 }]);
+
+      // Each terminal item with a webhook URL left exactly one outbox row; the retry left none.
+      const deliveries = await store.claimWebhookDeliveries({ owner: "d1", now: at(100), leaseExpiresAt: at(160), limit: 50 });
+      assert.deepEqual(deliveries.map((d) => [d.workItemId, d.eventType]).sort(), [
+        [keys[0]!.workItemId, "workitem.succeeded"],
+        [keys[1]!.workItemId, "workitem.failed"],
+        [keys[2]!.workItemId, "workitem.failed"],
+      ].sort());
+      assert.ok(deliveries.every((d) => /^msg_[0-9a-f]{32}$/.test(d.eventId) && d.url === "https://hooks.example/x" && d.attempts === 0));
+    }));
+
+    test("a batch whose items are all cancelled is closed and completes", () => withStore(backend, async (store) => {
+      const [only] = await addItems(store, 3, 1);
+      await store.cancelWorkItem(3, only!.workItemId, at(200));
+      await store.closeOpenBatches(at(201));
+      const claimed = await store.claimBatch({ owner: "w", dueBefore: at(201), leaseExpiresAt: at(260) });
+      assert.equal(claimed?.companyId, 3);
+      assert.deepEqual(await store.takeDueItems(claimed!, { now: at(202), dueBefore: at(201), limit: 5, leaseExpiresAt: at(260) }), []);
+      assert.equal(await store.finishBatch(claimed!, { now: at(203) }), "completed");
+      assert.deepEqual((await store.getWorkBatch(3, only!.workBatchId))?.counts, { new: 0, inProgress: 0, successful: 0, failed: 0, cancelled: 1 });
+    }));
+
+    test("closeOpenBatches closes each company's Open batch once; a new item then opens a new batch", () => withStore(backend, async (store) => {
+      const [firstKey] = await addItems(store, 4, 1);
+      await addItems(store, 5, 2);
+      assert.equal(await store.closeOpenBatches(at(300)), 2);
+      assert.equal(await store.closeOpenBatches(at(301)), 0);
+      assert.equal((await store.getWorkBatch(4, firstKey!.workBatchId))?.closedAt, at(300));
+      const [secondKey] = await addItems(store, 4, 1);
+      assert.notEqual(secondKey!.workBatchId, firstKey!.workBatchId);
+      assert.equal((await store.getWorkBatch(4, secondKey!.workBatchId))?.status, "Open");
+    }));
+
+    test("webhook outbox: claims are leased, attempts recorded, only the owner may record", () => withStore(backend, async (store) => {
+      const [key] = await addItems(store, 5, 1, "https://hooks.example/5");
+      await store.closeOpenBatches(at(400));
+      const claimed = await store.claimBatch({ owner: "w", dueBefore: at(400), leaseExpiresAt: at(460) });
+      await store.takeDueItems(claimed!, { now: at(401), dueBefore: at(400), limit: 5, leaseExpiresAt: at(460) });
+      await store.recordItemOutcome(claimed!, key!.workItemId, { kind: "succeeded", result: { registrationNumber: "R", registeredAt: at(401) } }, { now: at(402), leaseExpiresAt: at(460) });
+
+      const [delivery] = await store.claimWebhookDeliveries({ owner: "d1", now: at(403), leaseExpiresAt: at(463), limit: 10 });
+      assert.ok(delivery);
+      assert.equal(delivery.createdAt, at(402));
+      assert.deepEqual(await store.claimWebhookDeliveries({ owner: "d2", now: at(404), leaseExpiresAt: at(464), limit: 10 }), [], "leased rows are not claimable");
+      const retry = { kind: "retry" as const, nextAttemptAt: at(500), error: "the receiver answered 500", httpStatus: 500 };
+      assert.equal(await store.recordWebhookAttempt(delivery, "d2", retry, at(405)), false, "not the owner");
+      assert.equal(await store.recordWebhookAttempt(delivery, "d1", retry, at(405)), true);
+      assert.deepEqual(await store.claimWebhookDeliveries({ owner: "d2", now: at(499), leaseExpiresAt: at(560), limit: 10 }), []);
+      const [again] = await store.claimWebhookDeliveries({ owner: "d2", now: at(500), leaseExpiresAt: at(560), limit: 10 });
+      assert.deepEqual([again?.eventId, again?.attempts], [delivery.eventId, 1]);
+      // d2 dies; after its lease d3 gets the row, and it is delivered once.
+      const [third] = await store.claimWebhookDeliveries({ owner: "d3", now: at(560), leaseExpiresAt: at(620), limit: 10 });
+      assert.equal(third?.eventId, delivery.eventId);
+      assert.equal(await store.recordWebhookAttempt(third!, "d3", { kind: "delivered", httpStatus: 204 }, at(561)), true);
+      assert.equal(await store.recordWebhookAttempt(again!, "d2", { kind: "delivered", httpStatus: 200 }, at(562)), false);
+      assert.deepEqual(await store.claimWebhookDeliveries({ owner: "d4", now: at(9999), leaseExpiresAt: at(9999), limit: 10 }), []);
+    }));
+
+    test("ensureWebhookSecret keeps the first secret and knows no unknown company", () => withStore(backend, async (store) => {
+      assert.equal(await store.ensureWebhookSecret(6, "whsec_first"), "whsec_first");
+      assert.equal(await store.ensureWebhookSecret(6, "whsec_second"), "whsec_first");
+      assert.equal(await store.getWebhookSecret(6), "whsec_first");
+      assert.equal(await store.ensureWebhookSecret(424242, "whsec_x"), undefined);
+    }));
+  });
+}
