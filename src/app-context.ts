@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { KeyStatusCache } from "./auth/key-status.ts";
 import type { TokenService } from "./auth/tokens.ts";
 import type { Config } from "./config.ts";
+import type { RateLimits } from "./rate-limit/index.ts";
 import type { Store } from "./store/store.ts";
 
 export interface AppContext {
@@ -10,6 +11,8 @@ export interface AppContext {
   store: Store;
   tokens: TokenService;
   keyStatus: KeyStatusCache;
-  /** onRequest hook of every protected route; sets `request.tenant`. */
+  /** Failed-login and per-company limits (SPEC §8). */
+  rateLimits: RateLimits;
+  /** onRequest hook of every protected route; sets `request.tenant`, then applies the company's rate limit. */
   bearerGuard: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 }

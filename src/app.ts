@@ -13,8 +13,10 @@ import { KeyStatusCache } from "./auth/key-status.ts";
 import { TokenService } from "./auth/tokens.ts";
 import type { Config } from "./config.ts";
 import { installErrorHandling } from "./errors.ts";
+import { refuseWhileClosing, serverOptions } from "./http/server-options.ts";
 import { createValidatorCompiler } from "./http/validation.ts";
 import { createLogger } from "./logger.ts";
+import { createRateLimits } from "./rate-limit/index.ts";
 import type { Store } from "./store/store.ts";
 import { registerAuthorityRvdm } from "./surfaces/authority-rvdm/index.ts";
 import { registerLogin } from "./surfaces/login/authenticate.ts";
@@ -26,20 +28,31 @@ export interface AppDeps {
   logger?: FastifyBaseLogger;
 }
 
-export async function createAppContext(config: Config, store: Store): Promise<AppContext> {
+export async function createAppContext(config: Config, store: Store, logger: FastifyBaseLogger): Promise<AppContext> {
   const secret = config.jwtSecret ?? (await store.getOrCreateSigningSecret(randomBytes(48).toString("base64url")));
   const tokens = new TokenService({ secret, issuer: config.jwtIssuer, audience: config.jwtAudience, ttlSeconds: config.tokenTtlSeconds });
   const keyStatus = new KeyStatusCache(store);
-  return { config, store, tokens, keyStatus, bearerGuard: createBearerGuard(tokens, keyStatus) };
+  const rateLimits = createRateLimits(config, logger);
+  const guard = createBearerGuard(tokens, keyStatus);
+  const tenantLimit = rateLimits.tenant;
+  // The company's budget is charged only once the token names it, so strangers cannot spend it.
+  const bearerGuard: AppContext["bearerGuard"] = tenantLimit
+    ? async (request, reply) => {
+        await guard(request, reply);
+        await tenantLimit(request.tenant.companyId);
+      }
+    : guard;
+  return { config, store, tokens, keyStatus, rateLimits, bearerGuard };
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
-  const ctx = await createAppContext(config, deps.store);
+  const logger = deps.logger ?? createLogger(config);
+  const ctx = await createAppContext(config, deps.store, logger);
   const app = Fastify({
-    loggerInstance: deps.logger ?? createLogger(config),
-    bodyLimit: config.maxBodyBytes,
+    ...serverOptions(config),
+    loggerInstance: logger,
     routerOptions: { caseSensitive: false, ignoreTrailingSlash: true },
     requestIdHeader: false,
     // An upstream proxy's request id is kept when it looks like one, so logs join up.
@@ -51,6 +64,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     onConstructorPoisoning: "error",
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  app.addHook("onClose", () => ctx.rateLimits.close());
+  refuseWhileClosing(app);
   app.setValidatorCompiler(createValidatorCompiler());
   app.removeContentTypeParser(["text/plain"]);
 

@@ -11,14 +11,17 @@ export const errorCatalogue = {
   FORBIDDEN: { status: 403, title: "Forbidden" },
   NOT_FOUND: { status: 404, title: "Not Found" },
   METHOD_NOT_ALLOWED: { status: 405, title: "Method Not Allowed" },
+  REQUEST_TIMEOUT: { status: 408, title: "Request Timeout" },
   STATE_CONFLICT: { status: 409, title: "The resource is not in a state that allows this." },
   IDEMPOTENCY_IN_FLIGHT: { status: 409, title: "A request with this Idempotency-Key is still in flight." },
   PAYLOAD_TOO_LARGE: { status: 413, title: "Payload Too Large" },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: "Unsupported Media Type" },
   IDEMPOTENCY_KEY_REUSED: { status: 422, title: "This Idempotency-Key was used with a different request body." },
   RATE_LIMITED: { status: 429, title: "Too Many Requests" },
+  HEADERS_TOO_LARGE: { status: 431, title: "Request Header Fields Too Large" },
   INTERNAL: { status: 500, title: "Internal Server Error" },
   STORE_UNAVAILABLE: { status: 503, title: "Service Unavailable" },
+  SHUTTING_DOWN: { status: 503, title: "Service Unavailable" },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

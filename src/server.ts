@@ -1,9 +1,10 @@
 /**
  * Process entry: parse config, open the store, run the role (all | api | worker), and shut down
- * gracefully on SIGTERM/SIGINT.
+ * gracefully on SIGTERM/SIGINT (src/lifecycle/shutdown.ts).
  */
 import { buildApp } from "./app.ts";
 import { ConfigError, loadConfig, type Config } from "./config.ts";
+import { Shutdown } from "./lifecycle/shutdown.ts";
 import { createLogger } from "./logger.ts";
 import { openStore } from "./store/open-store.ts";
 
@@ -20,31 +21,19 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config);
   const store = await openStore(config.store);
-  const stoppers: Array<() => Promise<void>> = [];
+  const shutdown = new Shutdown(logger, config.shutdownTimeoutMs);
+  // Background services (bot scheduler, webhook dispatcher) register with shutdown.onDrain too:
+  // their stop() must finish the item in hand or release its lease, and resolve.
+  shutdown.onRelease("store", () => store.close());
 
+  let address: string | undefined;
   if (config.role === "all" || config.role === "api") {
     const app = await buildApp(config, { store, logger });
-    await app.listen({ port: config.port, host: config.host });
-    stoppers.push(() => app.close());
+    address = await app.listen({ port: config.port, host: config.host });
+    shutdown.onDrain("http", () => app.close());
   }
-  logger.info({ role: config.role, store: config.store.kind, port: config.port }, "work-item-api started");
-
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, "shutting down");
-    const deadline = setTimeout(() => {
-      logger.error("shutdown took too long; exiting");
-      process.exit(1);
-    }, 10_000);
-    deadline.unref();
-    for (const stopper of stoppers.reverse()) await stopper();
-    await store.close();
-    process.exit(0);
-  };
-  process.once("SIGTERM", () => void stop("SIGTERM"));
-  process.once("SIGINT", () => void stop("SIGINT"));
+  shutdown.installSignalHandlers();
+  logger.info({ role: config.role, store: config.store.kind, port: config.port, address }, "work-item-api started");
 }
 
 main().catch((error: unknown) => {

@@ -21,6 +21,7 @@ import {
   type Store,
 } from "../store.ts";
 import type { WorkBatchView, WorkItemView } from "../../domain/views.ts";
+import { guardStatements } from "./driver-errors.ts";
 import { prepareStatements, type Statements } from "./statements.ts";
 
 interface PendingAdd {
@@ -47,7 +48,7 @@ export class SqliteStore implements Store {
     this.db.pragma("busy_timeout = 5000");
     this.db.pragma("foreign_keys = ON");
     migrate(this.db);
-    this.sql = prepareStatements(this.db);
+    this.sql = guardStatements(prepareStatements(this.db));
     // Nested better-sqlite3 transactions become savepoints: one item's failure rolls back only
     // that item, while the outer transaction commits the rest with one fsync.
     this.addOne = this.db.transaction((input: NewWorkItem, now: string) => this.insertWorkItem(input, now));
