@@ -13,7 +13,8 @@
  * - The body limit is checked against Content-Length before a byte of the body is read, and
  *   counted while a chunked body streams in (Fastify's bodyLimit).
  * - During shutdown, requests that still arrive on open connections get a 503 problem with
- *   `Connection: close` instead of Fastify's plain JSON.
+ *   `Connection: close` instead of Fastify's plain JSON, and in-flight ones are answered with
+ *   `Connection: close`.
  */
 import { randomUUID } from "node:crypto";
 import { STATUS_CODES } from "node:http";
@@ -51,6 +52,11 @@ export function refuseWhileClosing(app: FastifyInstance): void {
     if (!closing) return;
     reply.header("connection", "close");
     throw new ApiError("SHUTTING_DOWN", "This instance is shutting down; retry, and another will answer.", { headers: { "retry-after": "1" } });
+  });
+  // Requests that were already in flight finish normally, but tell their clients not to reuse
+  // a connection that is about to go away.
+  app.addHook("onSend", async (_request, reply) => {
+    if (closing) reply.header("connection", "close");
   });
 }
 
