@@ -13,6 +13,7 @@ import { KeyStatusCache } from "./auth/key-status.ts";
 import { TokenService } from "./auth/tokens.ts";
 import type { Config } from "./config.ts";
 import { installErrorHandling } from "./errors.ts";
+import { installJsonParser } from "./http/json-body.ts";
 import { refuseWhileClosing, serverOptions } from "./http/server-options.ts";
 import { createValidatorCompiler } from "./http/validation.ts";
 import { createLogger } from "./logger.ts";
@@ -68,6 +69,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   refuseWhileClosing(app);
   app.setValidatorCompiler(createValidatorCompiler());
   app.removeContentTypeParser(["text/plain"]);
+  installJsonParser(app);
 
   const routePatterns: Array<{ method: string; pattern: RegExp }> = [];
   app.addHook("onRoute", (route) => {

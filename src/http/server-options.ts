@@ -22,7 +22,7 @@ import type { Socket } from "node:net";
 import type { FastifyHttpOptions, FastifyInstance } from "fastify";
 import type { Server } from "node:http";
 import type { Config } from "../config.ts";
-import { ApiError, errorCatalogue, problemTypeFor, type ErrorCode } from "../errors.ts";
+import { ApiError, errorCatalogue, problemTypeFor, sendProblem, type ErrorCode } from "../errors.ts";
 
 export function serverOptions(config: Config): FastifyHttpOptions<Server> {
   return {
@@ -39,6 +39,14 @@ export function serverOptions(config: Config): FastifyHttpOptions<Server> {
     },
     return503OnClosing: false,
     clientErrorHandler: answerClientError,
+    // Errors of the router itself (bad percent-encoding, an over-long path parameter).
+    frameworkErrors: (error, _request, reply) =>
+      sendProblem(
+        reply,
+        error.code === "FST_ERR_MAX_PARAM_LENGTH"
+          ? new ApiError("URI_TOO_LONG", "A path parameter is too long.")
+          : new ApiError("MALFORMED_REQUEST", "The URL is not valid (bad percent-encoding)."),
+      ),
   };
 }
 
