@@ -51,7 +51,7 @@ async function add(server: ServerProcess, token: string, key: string): Promise<O
 }
 
 describe("PostgreSQL outage under load", { skip }, () => {
-  test("503s while it is down, recovery without restart, nothing acknowledged lost", { timeout: 120_000 }, async () => {
+  test("503s while it is down, recovery without restart, nothing acknowledged lost", { timeout: 120_000 }, async (t) => {
     let cluster: PgCluster | undefined;
     let server: ServerProcess | undefined;
     try {
@@ -101,6 +101,12 @@ describe("PostgreSQL outage under load", { skip }, () => {
       assert.ok(readiness.some((r) => r.at > stoppedAt && r.at < startedAt && r.status === 503), "/readyz turned 503");
       assert.equal(readiness.at(-1)?.status, 200, "/readyz recovered");
       assert.ok(outcomes.some((o) => o.at > startedAt && o.status === 200), "adds recovered without a restart");
+
+      const recoveredAt = outcomes.find((o) => o.at > startedAt && o.status === 200)?.at ?? NaN;
+      t.diagnostic(
+        `${outcomes.length} adds: ${outcomes.filter((o) => o.status === 200).length} × 200, ${unavailable.length} × 503; ` +
+          `first add accepted ${recoveredAt - startedAt} ms after pg_ctlcluster start returned`,
+      );
 
       // Every acknowledged item is there; retrying every request creates nothing twice.
       const acknowledged = outcomes.filter((o) => o.status === 200);
