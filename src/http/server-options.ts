@@ -7,6 +7,8 @@
  * - An idle keep-alive connection is closed after KEEP_ALIVE_TIMEOUT_MS, set above the usual
  *   load-balancer idle timeout (60 s) so the balancer, not us, closes first.
  * - A socket that carries no bytes at all for CONNECTION_TIMEOUT_MS is closed.
+ * - Router and parser errors (malformed HTTP, bad percent-encoding, a head too large, a
+ *   timeout) are answered as problem+json like every other error.
  * - The request head may be MAX_HEADER_BYTES (default 128 KiB, Node's own is 16 KiB), so that
  *   an absurd Authorization header reaches the bearer guard and gets a proper 401 problem
  *   instead of a bare 431 from the parser; heads beyond that get a 431 problem.
@@ -17,10 +19,9 @@
  *   `Connection: close`.
  */
 import { randomUUID } from "node:crypto";
-import { STATUS_CODES } from "node:http";
+import { STATUS_CODES, type Server } from "node:http";
 import type { Socket } from "node:net";
 import type { FastifyHttpOptions, FastifyInstance } from "fastify";
-import type { Server } from "node:http";
 import type { Config } from "../config.ts";
 import { ApiError, errorCatalogue, problemTypeFor, sendProblem, type ErrorCode } from "../errors.ts";
 
