@@ -34,6 +34,7 @@ export async function createAppContext(config: Config, store: Store, logger: Fas
   const tokens = new TokenService({ secret, issuer: config.jwtIssuer, audience: config.jwtAudience, ttlSeconds: config.tokenTtlSeconds });
   const keyStatus = new KeyStatusCache(store);
   const rateLimits = createRateLimits(config, logger);
+  await rateLimits.ready();
   const guard = createBearerGuard(tokens, keyStatus);
   const tenantLimit = rateLimits.tenant;
   // The company's budget is charged only once the token names it, so strangers cannot spend it.

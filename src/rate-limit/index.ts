@@ -11,6 +11,11 @@ export interface RateLimits {
   readonly login: LoginThrottle;
   /** Undefined when RATE_LIMIT_TENANT_RPS or RATE_LIMIT_TENANT_BURST is 0. */
   readonly tenant: TenantLimit | undefined;
+  /**
+   * Resolves once the shared counters can be used (at most a couple of seconds). Until then
+   * a process counts in memory, so a fresh process would start its first minute alone.
+   */
+  ready(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -20,6 +25,7 @@ export function createRateLimits(config: Config, logger: FastifyBaseLogger): Rat
     mode: factory.mode,
     login: new LoginThrottle(factory, config.loginFailuresPerMinute),
     tenant: createTenantLimit(factory, config.rateLimitTenantRps, config.rateLimitTenantBurst),
+    ready: () => factory.ready(),
     close: () => factory.close(),
   };
 }

@@ -36,6 +36,8 @@ export interface LimiterFactory {
   create(spec: LimiterSpec): Limiter;
   /** Wraps a library limiter (e.g. a composition of two) with the same fail-open rules. */
   wrap(raw: RawLimiter, name: string): Limiter;
+  /** Resolves once Redis is connected, fails to connect, or times out; never rejects. */
+  ready(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -43,6 +45,7 @@ export interface LimiterFactory {
 type RawLimiter = Pick<RateLimiterAbstract, "consume"> & Partial<Pick<RateLimiterAbstract, "get" | "delete">>;
 
 const KEY_NAMESPACE = "wia:rl";
+const CONNECT_TIMEOUT_MS = 2000;
 
 export function createLimiterFactory(redisUrl: string | undefined, logger: FastifyBaseLogger): LimiterFactory {
   const redis = redisUrl === undefined ? undefined : connectRedis(redisUrl, logger);
@@ -101,6 +104,21 @@ export function createLimiterFactory(redisUrl: string | undefined, logger: Fasti
       });
       return wrap(shared, spec.keyPrefix);
     },
+    async ready() {
+      if (!redis || redis.status === "ready") return;
+      await new Promise<void>((resolve) => {
+        // A refused connection will not turn into a ready one within the timeout: stop waiting.
+        const done = () => {
+          clearTimeout(timer);
+          redis.off("ready", done);
+          redis.off("error", done);
+          resolve();
+        };
+        const timer = setTimeout(done, CONNECT_TIMEOUT_MS);
+        redis.once("ready", done);
+        redis.once("error", done);
+      });
+    },
     async close() {
       if (redis) redis.disconnect();
     },
@@ -113,7 +131,7 @@ function connectRedis(url: string, logger: FastifyBaseLogger): Redis {
     // and a short connect timeout. Reconnects continue in the background.
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
-    connectTimeout: 2000,
+    connectTimeout: CONNECT_TIMEOUT_MS,
     commandTimeout: 500,
     retryStrategy: (attempt) => Math.min(attempt * 200, 5000),
   });
