@@ -1,7 +1,7 @@
 /**
  * The real server as a child process (src/server.ts through tsx), for tests that need signals,
  * crashes and the process's own logs. It listens on a free loopback port, which it reports in
- * its "work-item-api started" log line. Every child is stopped by its own PID.
+ * its log. Every child is stopped by its own PID.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -45,7 +45,9 @@ export async function startServer(env: Record<string, string>, startTimeoutMs = 
     const timer = setTimeout(() => reject(new Error(`server did not start within ${startTimeoutMs} ms:\n${output}`)), startTimeoutMs);
     const onData = (chunk: Buffer) => {
       output += chunk.toString("utf8");
-      const match = /"address":"(http:\/\/[^"]+)"[^\n]*"msg":"work-item-api started"/.exec(output);
+      if (!output.includes('"msg":"work-item-api started"')) return;
+      // The started line names the address; Fastify's own "Server listening at" line too.
+      const match = /"address":"(http:\/\/[^"]+)"[^\n]*"msg":"work-item-api started"/.exec(output) ?? /Server listening at (http:\/\/[^"\s]+)/.exec(output);
       if (match) {
         clearTimeout(timer);
         resolve(match[1]!);

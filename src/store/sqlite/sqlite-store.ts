@@ -21,7 +21,7 @@ import {
   type Store,
 } from "../store.ts";
 import type { WorkBatchView, WorkItemView } from "../../domain/views.ts";
-import { guardStatements } from "./driver-errors.ts";
+import { guardConnection } from "./driver-errors.ts";
 import { prepareStatements, type Statements } from "./statements.ts";
 
 interface PendingAdd {
@@ -42,13 +42,13 @@ export class SqliteStore implements Store {
 
   constructor(readonly path: string) {
     mkdirSync(dirname(path), { recursive: true });
-    this.db = new Database(path);
+    this.db = guardConnection(new Database(path));
     this.db.pragma("journal_mode = WAL");
     this.db.pragma("synchronous = FULL");
     this.db.pragma("busy_timeout = 5000");
     this.db.pragma("foreign_keys = ON");
     migrate(this.db);
-    this.sql = guardStatements(prepareStatements(this.db));
+    this.sql = prepareStatements(this.db);
     // Nested better-sqlite3 transactions become savepoints: one item's failure rolls back only
     // that item, while the outer transaction commits the rest with one fsync.
     this.addOne = this.db.transaction((input: NewWorkItem, now: string) => this.insertWorkItem(input, now));
