@@ -4,6 +4,7 @@ import type { KeyStatusCache } from "./auth/key-status.ts";
 import type { TokenService } from "./auth/tokens.ts";
 import type { Config } from "./config.ts";
 import type { Metrics } from "./metrics.ts";
+import type { RateLimits } from "./rate-limit/index.ts";
 import type { Store } from "./store/store.ts";
 
 export interface AppContext {
@@ -13,6 +14,8 @@ export interface AppContext {
   keyStatus: KeyStatusCache;
   /** Prometheus metrics of this app instance; the bot and the dispatcher record into it too. */
   metrics: Metrics;
-  /** onRequest hook of every protected route; sets `request.tenant`. */
+  /** Failed-login and per-company limits (SPEC §8). */
+  rateLimits: RateLimits;
+  /** onRequest hook of every protected route; sets `request.tenant`, then applies the company's rate limit. */
   bearerGuard: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 }

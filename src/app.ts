@@ -13,11 +13,14 @@ import { KeyStatusCache } from "./auth/key-status.ts";
 import { TokenService } from "./auth/tokens.ts";
 import type { Config } from "./config.ts";
 import { installErrorHandling } from "./errors.ts";
+import { installJsonParser } from "./http/json-body.ts";
+import { refuseWhileClosing, serverOptions } from "./http/server-options.ts";
 import { createValidatorCompiler } from "./http/validation.ts";
 import { documentDocsRoute, OpenApiDocumentSchema } from "./http/docs.ts";
 import { installRequestObservation } from "./http/observability.ts";
 import { createLogger } from "./logger.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
+import { createRateLimits } from "./rate-limit/index.ts";
 import type { Store } from "./store/store.ts";
 import { registerAuthorityRvdm } from "./surfaces/authority-rvdm/index.ts";
 import { registerLogin } from "./surfaces/login/authenticate.ts";
@@ -31,20 +34,37 @@ export interface AppDeps {
   metrics?: Metrics;
 }
 
-export async function createAppContext(config: Config, store: Store, metrics: Metrics = createMetrics()): Promise<AppContext> {
+export async function createAppContext(
+  config: Config,
+  store: Store,
+  logger: FastifyBaseLogger,
+  metrics: Metrics = createMetrics(),
+): Promise<AppContext> {
   const secret = config.jwtSecret ?? (await store.getOrCreateSigningSecret(randomBytes(48).toString("base64url")));
   const tokens = new TokenService({ secret, issuer: config.jwtIssuer, audience: config.jwtAudience, ttlSeconds: config.tokenTtlSeconds });
   const keyStatus = new KeyStatusCache(store);
-  return { config, store, tokens, keyStatus, metrics, bearerGuard: createBearerGuard(tokens, keyStatus) };
+  const rateLimits = createRateLimits(config, logger);
+  await rateLimits.ready();
+  const guard = createBearerGuard(tokens, keyStatus);
+  const tenantLimit = rateLimits.tenant;
+  // The company's budget is charged only once the token names it, so strangers cannot spend it.
+  const bearerGuard: AppContext["bearerGuard"] = tenantLimit
+    ? async (request, reply) => {
+        await guard(request, reply);
+        await tenantLimit(request.tenant.companyId);
+      }
+    : guard;
+  return { config, store, tokens, keyStatus, metrics, rateLimits, bearerGuard };
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
-  const ctx = await createAppContext(config, deps.store, deps.metrics);
+  const logger = deps.logger ?? createLogger(config);
+  const ctx = await createAppContext(config, deps.store, logger, deps.metrics);
   const app = Fastify({
-    loggerInstance: deps.logger ?? createLogger(config),
-    bodyLimit: config.maxBodyBytes,
+    ...serverOptions(config),
+    loggerInstance: logger,
     // installRequestObservation writes the one completion line per request instead.
     logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { caseSensitive: false, ignoreTrailingSlash: true },
@@ -58,9 +78,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     onConstructorPoisoning: "error",
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  app.addHook("onClose", () => ctx.rateLimits.close());
+  refuseWhileClosing(app);
   app.setValidatorCompiler(createValidatorCompiler());
   installRequestObservation(app, ctx.metrics);
   app.removeContentTypeParser(["text/plain"]);
+  installJsonParser(app);
 
   const routePatterns: Array<{ method: string; pattern: RegExp }> = [];
   app.addHook("onRoute", (route) => {

@@ -58,6 +58,17 @@ export const EnvSchema = Type.Object({
   RATE_LIMIT_TENANT_BURST: Int(0, 1_000_000, 400, "per-company burst size"),
   LOGIN_FAILURES_PER_MINUTE: Int(0, 1_000_000, 10, "failed logins per API key and per client address; 0 turns it off"),
   REDIS_URL: Type.Optional(Type.String({ pattern: "^rediss?://.+", description: "share rate-limit state across processes" })),
+  TRUST_PROXY: Type.String({
+    pattern: "^(false|(loopback|linklocal|uniquelocal|[0-9a-fA-F.:]+(/[0-9]{1,3})?)(,(loopback|linklocal|uniquelocal|[0-9a-fA-F.:]+(/[0-9]{1,3})?))*)$",
+    default: "false",
+    description: "whose X-Forwarded-For to believe for the client address: false (default; the socket peer) or the proxies' addresses/CIDRs (or loopback, uniquelocal) separated by commas",
+  }),
+  REQUEST_TIMEOUT_MS: Int(1000, 600_000, 30_000, "time a client has to send a whole request (headers and body)"),
+  HEADERS_TIMEOUT_MS: Int(1000, 600_000, 10_000, "time a client has to send the request headers"),
+  KEEP_ALIVE_TIMEOUT_MS: Int(1000, 600_000, 72_000, "how long an idle keep-alive connection stays open; above a load balancer's idle timeout"),
+  CONNECTION_TIMEOUT_MS: Int(0, 3_600_000, 120_000, "a socket with no traffic at all for this long is closed; 0 turns it off"),
+  MAX_HEADER_BYTES: Int(16_384, 1_048_576, 131_072, "largest request head (request line and headers) the server reads"),
+  SHUTDOWN_TIMEOUT_MS: Int(1000, 600_000, 15_000, "on SIGTERM: how long in-flight requests and background work get before the process exits anyway"),
   METRICS_ENABLED: Type.Boolean({ default: true, description: "serve /metrics" }),
   LOG_LEVEL: Type.Union(
     ["fatal", "error", "warn", "info", "debug", "trace", "silent"].map((level) => Type.Literal(level)),
@@ -104,6 +115,14 @@ export interface Config {
   rateLimitTenantBurst: number;
   loginFailuresPerMinute: number;
   redisUrl: string | undefined;
+  /** Fastify's trustProxy: false, or the trusted proxies' addresses/CIDRs, comma-separated. */
+  trustProxy: false | string;
+  requestTimeoutMs: number;
+  headersTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  connectionTimeoutMs: number;
+  maxHeaderBytes: number;
+  shutdownTimeoutMs: number;
   metricsEnabled: boolean;
   logLevel: Env["LOG_LEVEL"];
 }
@@ -186,6 +205,13 @@ export function loadConfig(source: EnvSource = process.env, overrides: Partial<E
     rateLimitTenantBurst: env.RATE_LIMIT_TENANT_BURST,
     loginFailuresPerMinute: env.LOGIN_FAILURES_PER_MINUTE,
     redisUrl: env.REDIS_URL,
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
+    headersTimeoutMs: Math.min(env.HEADERS_TIMEOUT_MS, env.REQUEST_TIMEOUT_MS),
+    keepAliveTimeoutMs: env.KEEP_ALIVE_TIMEOUT_MS,
+    connectionTimeoutMs: env.CONNECTION_TIMEOUT_MS,
+    maxHeaderBytes: env.MAX_HEADER_BYTES,
+    shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     metricsEnabled: env.METRICS_ENABLED,
     logLevel: env.LOG_LEVEL,
   });
@@ -194,6 +220,15 @@ export function loadConfig(source: EnvSource = process.env, overrides: Partial<E
 function parseStoreLocation(url: string, poolSize: number): StoreLocation {
   if (url.startsWith("sqlite:")) return { kind: "sqlite", path: resolve(url.slice("sqlite:".length)) };
   return { kind: "postgres", url, poolSize };
+}
+
+/**
+ * Trusting X-Forwarded-For from anyone would let every client pick its own address and walk
+ * around the per-address login limit, so the default believes only the socket peer. Trusting
+ * every hop ("true") or a bare hop count is not offered: name the proxies instead.
+ */
+function parseTrustProxy(value: string): false | string {
+  return value === "false" ? false : value;
 }
 
 function checkTimeZone(timeZone: string): void {

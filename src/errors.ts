@@ -11,14 +11,18 @@ export const errorCatalogue = {
   FORBIDDEN: { status: 403, title: "Forbidden" },
   NOT_FOUND: { status: 404, title: "Not Found" },
   METHOD_NOT_ALLOWED: { status: 405, title: "Method Not Allowed" },
+  REQUEST_TIMEOUT: { status: 408, title: "Request Timeout" },
   STATE_CONFLICT: { status: 409, title: "The resource is not in a state that allows this." },
   IDEMPOTENCY_IN_FLIGHT: { status: 409, title: "A request with this Idempotency-Key is still in flight." },
   PAYLOAD_TOO_LARGE: { status: 413, title: "Payload Too Large" },
+  URI_TOO_LONG: { status: 414, title: "URI Too Long" },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: "Unsupported Media Type" },
   IDEMPOTENCY_KEY_REUSED: { status: 422, title: "This Idempotency-Key was used with a different request body." },
   RATE_LIMITED: { status: 429, title: "Too Many Requests" },
+  HEADERS_TOO_LARGE: { status: 431, title: "Request Header Fields Too Large" },
   INTERNAL: { status: 500, title: "Internal Server Error" },
   STORE_UNAVAILABLE: { status: 503, title: "Service Unavailable" },
+  SHUTTING_DOWN: { status: 503, title: "Service Unavailable" },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;
@@ -138,7 +142,9 @@ interface AjvLikeError {
 
 /** Turns Ajv's errors into `{ "productName.sendValue": ["…"] }`, every problem at once. */
 export function fieldErrorsFromValidation(error: FastifyError): FieldErrors {
-  const errors: FieldErrors = {};
+  // A Map, not an object literal: field paths come from the client and may be "constructor",
+  // "hasOwnProperty" or "__proto__", which an object literal already "has".
+  const errors = new Map<string, string[]>();
   const context = (error as { validationContext?: string }).validationContext;
   for (const item of (error.validation ?? []) as AjvLikeError[]) {
     const segments = (item.instancePath ?? "").split("/").filter(Boolean).map(decodePointer);
@@ -150,10 +156,11 @@ export function fieldErrorsFromValidation(error: FastifyError): FieldErrors {
     }
     const path = segments.length > 0 ? segments.join(".") : context === "body" ? "$" : (context ?? "$");
     const message = messageFor(item);
-    const list = (errors[path] ??= []);
+    const list = errors.get(path) ?? [];
+    errors.set(path, list);
     if (!list.includes(message)) list.push(message);
   }
-  return errors;
+  return Object.fromEntries(errors);
 }
 
 const decodePointer = (segment: string) => segment.replace(/~1/g, "/").replace(/~0/g, "~");
@@ -191,7 +198,13 @@ function messageFor(item: AjvLikeError): string {
 /** Installs the one error handler and the not-found/405 handler. */
 export function installErrorHandling(app: FastifyInstance, allowedMethodsFor: (url: string) => string[]): void {
   app.setErrorHandler((error, request, reply) => {
-    const apiError = toApiError(error);
+    let apiError: ApiError;
+    try {
+      apiError = toApiError(error);
+    } catch (mappingError) {
+      // Never let Fastify's fallback answer: it would show the internal message.
+      apiError = new ApiError("INTERNAL", "An unexpected error occurred. Quote the traceId when you report it.", { cause: mappingError });
+    }
     if (apiError.status >= 500) {
       request.log.error({ err: apiError.cause ?? error, code: apiError.code }, "request failed");
     } else {

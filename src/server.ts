@@ -9,6 +9,7 @@
  */
 import { buildApp } from "./app.ts";
 import { ConfigError, loadConfig, type Config } from "./config.ts";
+import { Shutdown } from "./lifecycle/shutdown.ts";
 import { createLogger } from "./logger.ts";
 import { botMetricsEvents, createMetrics, webhookMetricsEvents } from "./metrics.ts";
 import { openStore } from "./store/open-store.ts";
@@ -33,7 +34,8 @@ async function main(): Promise<void> {
       "the embedded SQLite store takes one writer at a time: split roles work on this host only; use DATABASE_URL=postgres://… to scale out",
     );
   }
-  const stoppers: Array<() => Promise<void>> = [];
+  const shutdown = new Shutdown(logger, config.shutdownTimeoutMs);
+  shutdown.onRelease("store", () => store.close());
   // One registry per process: the API, the bot and the dispatcher record into it.
   const metrics = createMetrics({ defaultMetrics: true });
 
@@ -41,7 +43,7 @@ async function main(): Promise<void> {
   if (config.role === "all" || config.role === "api") {
     const app = await buildApp(config, { store, logger, metrics });
     address = await app.listen({ port: config.port, host: config.host });
-    stoppers.push(() => app.close());
+    shutdown.onDrain("http", () => app.close());
   }
   if (config.role === "all" || config.role === "worker") {
     const worker = await startWorkerRole(config, {
@@ -50,31 +52,16 @@ async function main(): Promise<void> {
       botEvents: botMetricsEvents(metrics),
       webhookEvents: webhookMetricsEvents(metrics),
     });
-    stoppers.push(() => worker.stop());
+    // stop() finishes the item in hand or releases the batch lease, and leaves the outbox consistent.
+    shutdown.onDrain("worker", () => worker.stop());
     if (config.role === "worker") {
       // No listening socket holds the event loop open in a worker; stay up until signalled.
       const keepAlive = setInterval(() => undefined, 2 ** 30);
-      stoppers.push(async () => clearInterval(keepAlive));
+      shutdown.onDrain("keep-alive", async () => clearInterval(keepAlive));
     }
   }
+  shutdown.installSignalHandlers();
   logger.info({ role: config.role, store: config.store.kind, address }, "work-item-api started");
-
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, "shutting down");
-    const deadline = setTimeout(() => {
-      logger.error("shutdown took too long; exiting");
-      process.exit(1);
-    }, 10_000);
-    deadline.unref();
-    for (const stopper of stoppers.reverse()) await stopper();
-    await store.close();
-    process.exit(0);
-  };
-  process.once("SIGTERM", () => void stop("SIGTERM"));
-  process.once("SIGINT", () => void stop("SIGINT"));
 }
 
 main().catch((error: unknown) => {

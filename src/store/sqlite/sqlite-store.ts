@@ -29,6 +29,7 @@ import {
 } from "../store.ts";
 import { SqliteLifecycle } from "./lifecycle.ts";
 import type { WorkBatchView, WorkItemView } from "../../domain/views.ts";
+import { guardConnection } from "./driver-errors.ts";
 import { prepareStatements, type Statements } from "./statements.ts";
 
 interface PendingAdd {
@@ -50,7 +51,7 @@ export class SqliteStore implements Store {
 
   constructor(readonly path: string) {
     mkdirSync(dirname(path), { recursive: true });
-    this.db = new Database(path);
+    this.db = guardConnection(new Database(path));
     this.db.pragma("journal_mode = WAL");
     this.db.pragma("synchronous = FULL");
     this.db.pragma("busy_timeout = 5000");

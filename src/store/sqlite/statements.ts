@@ -15,7 +15,8 @@ const ITEM_COLUMNS = `work_item_id, company_id, work_batch_id, work_type, status
 
 export function prepareStatements(db: Database.Database): Record<StatementName, Database.Statement> {
   return {
-    ping: db.prepare("SELECT 1"),
+    // Reads a page of the file, so an unreadable or vanished database does not look healthy.
+    ping: db.prepare("SELECT 1 FROM schema_migrations LIMIT 1"),
     insertCompany: db.prepare(
       "INSERT INTO companies (company_id, name, created_at) VALUES (:company_id, :name, :created_at) RETURNING company_id, name, created_at",
     ),

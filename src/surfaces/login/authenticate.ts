@@ -52,12 +52,23 @@ export async function registerLogin(app: FastifyInstance, ctx: AppContext): Prom
     },
     handler: async (request): Promise<TokenResponse> => {
       const { apiKey, secret } = request.body;
-      const parsed = parseApiKey(apiKey);
-      const key = parsed && (await ctx.store.findApiKey(parsed.companyId, parsed.keyId));
-      if (!key || key.revokedAt !== null || !secretMatches(secret, key.secretHash)) throw invalidCredentials();
-      const { bearerToken, expires } = ctx.tokens.issue(key.companyId, key.keyId);
-      ctx.metrics.tokensIssued.inc();
-      return { bearerToken, expires };
+      // Throws 429 before the secret is looked at when this address or key failed too often.
+      const attempt = await ctx.rateLimits.login.begin(apiKey, request.ip);
+      let outcome: "failed" | "succeeded" | "undecided" = "undecided";
+      try {
+        const parsed = parseApiKey(apiKey);
+        const key = parsed && (await ctx.store.findApiKey(parsed.companyId, parsed.keyId));
+        if (!key || key.revokedAt !== null || !secretMatches(secret, key.secretHash)) {
+          outcome = "failed";
+          throw invalidCredentials();
+        }
+        const { bearerToken, expires } = ctx.tokens.issue(key.companyId, key.keyId);
+        ctx.metrics.tokensIssued.inc();
+        outcome = "succeeded";
+        return { bearerToken, expires };
+      } finally {
+        await attempt.settle(outcome);
+      }
     },
   });
 }

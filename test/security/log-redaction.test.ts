@@ -1,0 +1,125 @@
+/**
+ * Log redaction: the logs of a full run of the real process at LOG_LEVEL=trace — logins right
+ * and wrong, adds, every kind of error, and webhook deliveries where the dispatcher exists —
+ * contain no API secret, no bearer token, no whsec_ secret and no signing key.
+ */
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { createKey } from "../../src/admin/admin.ts";
+import { newWebhookSecret } from "../../src/auth/credentials.ts";
+import { openStore } from "../../src/store/open-store.ts";
+import { claimsFor, forgeToken } from "../helpers/auth-matrix.ts";
+import { sqliteBackend } from "../helpers/backends.ts";
+import { startServer } from "../helpers/hardened-server.ts";
+import { TEST_JWT_SECRET, validWorkItem } from "../helpers/test-app.ts";
+
+const COMPANY = 1301;
+const HAS_DISPATCHER = existsSync(fileURLToPath(new URL("../../src/webhooks/", import.meta.url)));
+
+async function webhookReceiver(): Promise<{ server: Server; url: string; deliveries: string[] }> {
+  const deliveries: string[] = [];
+  const server = createServer((request, response) => {
+    let body = "";
+    request.on("data", (chunk: Buffer) => (body += chunk.toString()));
+    request.on("end", () => {
+      deliveries.push(body);
+      response.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hooks`, deliveries };
+}
+
+describe("log redaction", () => {
+  test("a full run at LOG_LEVEL=trace logs no secret, token or signing key", { timeout: 60_000 }, async (t) => {
+    const created = await sqliteBackend.create();
+    const setup = await openStore(created.location);
+    const key = await createKey(setup, { companyId: COMPANY });
+    const whsec = newWebhookSecret();
+    await setup.setWebhookSecret(COMPANY, whsec);
+    await setup.close();
+    const receiver = await webhookReceiver();
+    const server = await startServer({
+      DATABASE_URL: created.databaseUrl,
+      JWT_SECRET: TEST_JWT_SECRET,
+      LOG_LEVEL: "trace",
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+      BOT_SCHEDULE: "* * * * * *",
+    });
+    const tokens: string[] = [];
+    const wrongSecret = `wis_${"W".repeat(43)}`;
+    try {
+      const call = (path: string, init: RequestInit = {}) => fetch(`${server.url}${path}`, init);
+      const json = (body: unknown, token?: string): RequestInit => ({
+        method: "POST",
+        headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body: JSON.stringify(body),
+      });
+
+      const login = await call("/api/Login/Authenticate", json({ apiKey: key.apiKey, secret: key.secret }));
+      assert.equal(login.status, 200);
+      const { bearerToken } = (await login.json()) as { bearerToken: string };
+      tokens.push(bearerToken);
+      assert.equal((await call("/api/Login/Authenticate", json({ apiKey: key.apiKey, secret: wrongSecret }))).status, 401);
+      assert.equal((await call("/api/Login/Authenticate", json({ apiKey: key.apiKey, secret: key.secret, extra: key.secret }))).status, 400);
+      assert.equal((await call("/api/Login/Authenticate", json({ apiKey: key.secret, secret: 42 }))).status, 400);
+      assert.equal((await call("/api/Login/Authenticate", { method: "POST", headers: { "content-type": "application/json" }, body: `{"apiKey":"${key.apiKey}","secret":"${key.secret}"` })).status, 400);
+
+      const ids: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const added = await call("/api/AuthorityRvdm/AddWorkItemCreate", json(validWorkItem({ customerReference: `LOG-${i}`, webhookUrl: receiver.url }), bearerToken));
+        assert.equal(added.status, 200);
+        ids.push(((await added.json()) as { workItemId: number }).workItemId);
+      }
+      const forged = forgeToken(claimsFor({ ...key, token: "" }), { secret: "x".repeat(40) });
+      const expired = forgeToken(claimsFor({ ...key, token: "" }, { iat: 1000, nbf: 1000, exp: 2000 }));
+      tokens.push(forged, expired);
+      const errors: Array<[string, RequestInit, number]> = [
+        ["/api/AuthorityRvdm/AddWorkItemCreate", json({ customerReference: key.secret }, bearerToken), 400],
+        ["/api/AuthorityRvdm/AddWorkItemCreate", { ...json(validWorkItem(), bearerToken), headers: { "content-type": "text/plain", authorization: `Bearer ${bearerToken}` } }, 415],
+        ["/api/AuthorityRvdm/AddWorkItemCreate", json({ blob: "x".repeat(70_000) }, bearerToken), 413],
+        ["/api/AuthorityRvdm/WorkItem/999999", { headers: { authorization: `Bearer ${bearerToken}` } }, 404],
+        ["/api/AuthorityRvdm/WorkItem/abc", { headers: { authorization: `Bearer ${bearerToken}` } }, 400],
+        ["/api/AuthorityRvdm/Ping", { headers: { authorization: `Bearer ${forged}` } }, 401],
+        ["/api/AuthorityRvdm/Ping", { headers: { authorization: `Bearer ${expired}` } }, 401],
+        ["/api/AuthorityRvdm/Ping", { headers: { authorization: `Basic ${Buffer.from(`${key.apiKey}:${key.secret}`).toString("base64")}` } }, 401],
+        ["/api/AuthorityRvdm/Ping", { method: "DELETE", headers: { authorization: `Bearer ${bearerToken}` } }, 405],
+      ];
+      for (const [path, init, status] of errors) assert.equal((await call(path, init)).status, status, `${init.method ?? "GET"} ${path}`);
+      for (const id of ids) assert.equal((await call(`/api/AuthorityRvdm/WorkItem/${id}`, { headers: { authorization: `Bearer ${bearerToken}` } })).status, 200);
+
+      if (HAS_DISPATCHER) {
+        const deadline = Date.now() + 30_000;
+        while (receiver.deliveries.length < ids.length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
+        assert.equal(receiver.deliveries.length, ids.length, "every item's webhook was delivered during the run");
+      } else {
+        t.diagnostic("src/webhooks/ does not exist yet: no webhook deliveries in this run");
+      }
+    } finally {
+      await server.kill("SIGTERM");
+      receiver.server.close();
+      await created.cleanup();
+    }
+
+    const logs = server.output();
+    assert.ok(logs.split("\n").length > 40, "the run logged at trace level");
+    const secrets: Array<[string, string]> = [
+      ["API secret", key.secret],
+      ["wrong secret", wrongSecret],
+      ["webhook secret", whsec],
+      ["webhook secret body", whsec.slice("whsec_".length)],
+      ["JWT signing key", TEST_JWT_SECRET],
+      ...tokens.flatMap((token, i): Array<[string, string]> => [
+        [`bearer token ${i}`, token],
+        [`bearer token ${i} signature`, token.split(".")[2]!],
+      ]),
+    ];
+    for (const [name, value] of secrets) assert.ok(!logs.includes(value), `the logs contain the ${name}`);
+    assert.doesNotMatch(logs, /whsec_/, "no whsec_ secret of any company");
+    assert.doesNotMatch(logs, /wis_[A-Za-z0-9_-]{20,}/, "no API secret of any key");
+    assert.doesNotMatch(logs, /eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{20,}/, "no JWT");
+  });
+});
