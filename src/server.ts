@@ -38,6 +38,8 @@ async function main(): Promise<void> {
   shutdown.onRelease("store", () => store.close());
   // One registry per process: the API, the bot and the dispatcher record into it.
   const metrics = createMetrics({ defaultMetrics: true });
+  // Read on every scrape, from the database: the backlog of every process, whichever role scrapes.
+  metrics.setOutboxBacklogSource(() => store.countPendingWebhookDeliveries());
 
   let address: string | undefined;
   if (config.role === "all" || config.role === "api") {

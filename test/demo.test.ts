@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { describe, test } from "node:test";
-import { REPO_ROOT, runCli } from "./helpers/server-process.ts";
+import { REPO_ROOT, runCli } from "./helpers/processes.ts";
 
 interface DemoRun {
   code: number | null;
@@ -44,7 +44,7 @@ function assertStoppedEverything(run: DemoRun): void {
   }
 }
 
-const help = await runCli(["--help"], "sqlite::memory:");
+const help = await runCli(["--help"], { DATABASE_URL: "sqlite::memory:" });
 const hasBot = help.stdout.includes("bot run-once");
 
 describe("npm run demo", { timeout: 200_000 }, () => {

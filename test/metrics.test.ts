@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { botMetricsEvents, createMetrics, webhookMetricsEvents } from "../src/metrics.ts";
 import { availableBackends } from "./helpers/backends.ts";
-import { metricValue } from "./helpers/server-process.ts";
+import { metricValue } from "./helpers/prometheus.ts";
 import { bearer, createTestApp, validWorkItem, type TestApp } from "./helpers/test-app.ts";
 
 const DURATION_COUNT = "work_item_api_http_request_duration_seconds_count";

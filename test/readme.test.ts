@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { EnvSchema } from "../src/config.ts";
-import { REPO_ROOT } from "./helpers/server-process.ts";
+import { REPO_ROOT } from "./helpers/processes.ts";
 
 const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
 

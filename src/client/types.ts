@@ -46,9 +46,5 @@ export type AddWorkItemResult = BatchKey & {
   replayed: boolean;
 };
 
-/** The body of a webhook (SPEC §6): an item reached a terminal status. */
-export interface WebhookEvent {
-  type: "workitem.succeeded" | "workitem.failed";
-  timestamp: string;
-  data: WorkItemView;
-}
+/** The body of a webhook (SPEC §6): an item reached a terminal status. The server signs exactly this type. */
+export type { WebhookEvent } from "../webhooks/signing.ts";

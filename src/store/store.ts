@@ -225,6 +225,11 @@ export interface Store {
    * Clears lease_owner. False (nothing changed) when `owner` no longer holds the row.
    */
   recordWebhookAttempt(delivery: WebhookDelivery, owner: string, outcome: WebhookAttemptOutcome, now: string): Promise<boolean>;
+  /**
+   * Outbox rows still to deliver (status Pending, claimed or not), across all companies: the
+   * operator's backlog gauge (`work_item_api_outbox_backlog`), not tenant data.
+   */
+  countPendingWebhookDeliveries(): Promise<number>;
 
   /** Row totals across all companies; tests use them to prove a refused request stored nothing. */
   countRows(): Promise<RowCounts>;

@@ -3,7 +3,7 @@ import { after, describe, test } from "node:test";
 import { ISO_3166_1_ALPHA_2 } from "../../src/authority-sim/iso-3166-1-alpha-2.ts";
 import { rejectionReasons } from "../../src/authority-sim/rules.ts";
 import { startAuthoritySim, type AuthoritySim, type SimStats } from "../../src/authority-sim/server.ts";
-import { parseLine, startScript, stopAll } from "../helpers/service-processes.ts";
+import { parseLine, startScript, stopAll } from "../helpers/processes.ts";
 import { validWorkItem } from "../helpers/test-app.ts";
 import { waitUntil } from "../helpers/waiting.ts";
 
@@ -102,5 +102,5 @@ test("`npm run authority-sim` runs it as its own process, configured by flags", 
   }
   const bad = startScript("src/authority-sim/main.ts", ["--error-rate", "7"], {});
   assert.equal(await bad.exited, 2);
-  assert.match(bad.stderr.join(""), /AUTHORITY_SIM_ERROR_RATE/);
+  assert.match(bad.stderr(), /AUTHORITY_SIM_ERROR_RATE/);
 });

@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync,
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { REPO_ROOT } from "../helpers/server-process.ts";
+import { REPO_ROOT } from "../helpers/processes.ts";
 
 const CONSUMER_JS = `
 import { createServer } from "node:http";

@@ -9,7 +9,7 @@ import { after, before, describe, test } from "node:test";
 import { backoffDelay, parseRetryAfter, WorkItemApiError, WorkItemClient, WorkItemNetworkError } from "../../src/client/index.ts";
 import { TokenCache } from "../../src/client/token-cache.ts";
 import type { AuthorityRvdmWorkItemCreate } from "../../src/client/index.ts";
-import { freePort } from "../helpers/server-process.ts";
+import { freePort } from "../helpers/processes.ts";
 import { validWorkItem } from "../helpers/test-app.ts";
 
 type Step = (request: IncomingMessage, response: ServerResponse) => void;

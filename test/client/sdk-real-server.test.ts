@@ -8,7 +8,9 @@ import { createServer, request as httpRequest, type Server } from "node:http";
 import { after, before, describe, test } from "node:test";
 import { WorkItemApiError, WorkItemClient } from "../../src/client/index.ts";
 import { validWorkItem } from "../helpers/test-app.ts";
-import { createKeyWithCli, freePort, freshDataDir, metricValue, startServer, type CliKey, type DataDir, type ServerProcess } from "../helpers/server-process.ts";
+import { sqliteBackend } from "../helpers/backends.ts";
+import { createKeyWithCli, freePort, startServer, type CliKey, type ServerProcess } from "../helpers/processes.ts";
+import { metricValue } from "../helpers/prometheus.ts";
 import type { AuthorityRvdmWorkItemCreate } from "../../src/client/index.ts";
 
 interface Recorded {
@@ -41,17 +43,17 @@ const JWT_A = "first-signing-key-first-signing-key-0123456789";
 const JWT_B = "second-signing-key-second-signing-key-012345678";
 
 describe("WorkItemClient against the real server", { timeout: 120_000 }, () => {
-  let data: DataDir;
+  let data: Awaited<ReturnType<typeof sqliteBackend.create>>;
   let server: ServerProcess;
   let key: CliKey;
   before(async () => {
-    data = freshDataDir();
-    server = await startServer({ databaseUrl: data.databaseUrl, env: { JWT_SECRET: JWT_A } });
+    data = await sqliteBackend.create();
+    server = await startServer({ DATABASE_URL: data.databaseUrl, JWT_SECRET: JWT_A, RATE_LIMIT_TENANT_RPS: "0" });
     key = await createKeyWithCli(data.databaseUrl, 71);
   });
   after(async () => {
     await server?.stop();
-    data?.cleanup();
+    await data?.cleanup();
   });
   const client = (extra: Partial<ConstructorParameters<typeof WorkItemClient>[0]> = {}) =>
     new WorkItemClient({ baseUrl: server.baseUrl, apiKey: key.apiKey, secret: key.secret, ...extra });
@@ -180,8 +182,8 @@ describe("WorkItemClient against the real server", { timeout: 120_000 }, () => {
 
 describe("WorkItemClient token lifetime", { timeout: 120_000 }, () => {
   test("with TOKEN_TTL_SECONDS=35 the token is renewed 30 s before it expires, never refused", async () => {
-    const data = freshDataDir();
-    const server = await startServer({ databaseUrl: data.databaseUrl, env: { JWT_SECRET: JWT_A, TOKEN_TTL_SECONDS: "35" } });
+    const data = await sqliteBackend.create();
+    const server = await startServer({ DATABASE_URL: data.databaseUrl, JWT_SECRET: JWT_A, TOKEN_TTL_SECONDS: "35", RATE_LIMIT_TENANT_RPS: "0" });
     try {
       const key = await createKeyWithCli(data.databaseUrl, 72);
       const recorder = recordingFetch();
@@ -204,21 +206,21 @@ describe("WorkItemClient token lifetime", { timeout: 120_000 }, () => {
       assert.equal(metricValue(await (await fetch(`${server.baseUrl}/metrics`)).text(), "work_item_api_http_request_duration_seconds_count", { status_code: "401" }), 0);
     } finally {
       await server.stop();
-      data.cleanup();
+      await data.cleanup();
     }
   });
 
   test("after a restart with a new JWT_SECRET, one 401 is answered by one re-authentication", async () => {
-    const data = freshDataDir();
+    const data = await sqliteBackend.create();
     const port = await freePort();
-    let server = await startServer({ databaseUrl: data.databaseUrl, port, env: { JWT_SECRET: JWT_A } });
+    let server = await startServer({ DATABASE_URL: data.databaseUrl, JWT_SECRET: JWT_A, RATE_LIMIT_TENANT_RPS: "0" }, { port });
     try {
       const key = await createKeyWithCli(data.databaseUrl, 73);
       const recorder = recordingFetch();
       const sdk = new WorkItemClient({ baseUrl: server.baseUrl, apiKey: key.apiKey, secret: key.secret, fetch: recorder.fetch });
       assert.match(await sdk.pingAuthorityRvdm(), /^Pong/);
       await server.stop();
-      server = await startServer({ databaseUrl: data.databaseUrl, port, env: { JWT_SECRET: JWT_B } });
+      server = await startServer({ DATABASE_URL: data.databaseUrl, JWT_SECRET: JWT_B, RATE_LIMIT_TENANT_RPS: "0" }, { port });
       const mark = recorder.log.length;
       const added = await sdk.addWorkItemCreate(item({ customerReference: "AFTER-RESTART" }));
       assert.ok(added.workItemId > 0);
@@ -230,7 +232,7 @@ describe("WorkItemClient token lifetime", { timeout: 120_000 }, () => {
       assert.equal(recorder.logins(), 2);
     } finally {
       await server.stop();
-      data.cleanup();
+      await data.cleanup();
     }
   });
 });

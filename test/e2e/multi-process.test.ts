@@ -38,8 +38,8 @@ describe("two API processes on one PostgreSQL database", { skip: !hasPostgres &&
       RATE_LIMIT_TENANT_RPS: "0",
       LOGIN_FAILURES_PER_MINUTE: "0",
     };
-    servers = await Promise.all([startServer(env), startServer(env)]);
-    const created = await runCli(["keys", "create", "--company-id", String(COMPANY_ID), "--json"], env);
+    servers = await Promise.all([startServer(env, { launcher: "npm" }), startServer(env, { launcher: "npm" })]);
+    const created = await runCli(["keys", "create", "--company-id", String(COMPANY_ID), "--json"], env, { launcher: "npm" });
     assert.equal(created.code, 0, created.stderr);
     key = created.json();
   });
@@ -146,7 +146,7 @@ describe("two API processes on one PostgreSQL database", { skip: !hasPostgres &&
 
   test("a key revoked through the CLI is refused by both processes within 5 seconds", async () => {
     for (const server of servers) assert.equal((await call(server, "/api/AuthorityRvdm/Ping")).status, 200);
-    const revoke = await runCli(["keys", "revoke", "--key-id", key.keyId, "--json"], env);
+    const revoke = await runCli(["keys", "revoke", "--key-id", key.keyId, "--json"], env, { launcher: "npm" });
     assert.equal(revoke.code, 0, revoke.stderr);
     const revokedAt = Date.now();
     const refusedAfter = await Promise.all(

@@ -8,7 +8,8 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { chromium, type Browser } from "playwright-core";
-import { freshDataDir, REPO_ROOT, startServer, type DataDir, type ServerProcess } from "../helpers/server-process.ts";
+import { sqliteBackend } from "../helpers/backends.ts";
+import { REPO_ROOT, startServer, type ServerProcess } from "../helpers/processes.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
@@ -38,19 +39,19 @@ if (!available && !inCi) {
 }
 
 describe("/docs in Chromium", { timeout: 120_000, skip: !available && !inCi ? `${CHROMIUM} is missing (apt-get install -y chromium)` : false }, () => {
-  let data: DataDir;
+  let data: Awaited<ReturnType<typeof sqliteBackend.create>>;
   let server: ServerProcess;
   let browser: Browser;
   before(async () => {
     assert.ok(available, `${CHROMIUM} is missing; CI must install it (.ci/run does)`);
-    data = freshDataDir();
-    server = await startServer({ databaseUrl: data.databaseUrl });
+    data = await sqliteBackend.create();
+    server = await startServer({ DATABASE_URL: data.databaseUrl, RATE_LIMIT_TENANT_RPS: "0" });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
   });
   after(async () => {
     await browser?.close();
     await server?.stop();
-    data?.cleanup();
+    await data?.cleanup();
   });
 
   test("renders every route of SPEC §3 with examples, offline", async (t) => {

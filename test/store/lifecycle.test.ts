@@ -155,7 +155,9 @@ for (const backend of await availableBackends()) {
       await store.closeOpenBatches(at(400));
       const claimed = await store.claimBatch({ owner: "w", dueBefore: at(400), leaseExpiresAt: at(460) });
       await store.takeDueItems(claimed!, { now: at(401), dueBefore: at(400), limit: 5, leaseExpiresAt: at(460) });
+      assert.equal(await store.countPendingWebhookDeliveries(), 0);
       await store.recordItemOutcome(claimed!, key!.workItemId, { kind: "succeeded", result: { registrationNumber: "R", registeredAt: at(401) } }, { now: at(402), leaseExpiresAt: at(460) });
+      assert.equal(await store.countPendingWebhookDeliveries(), 1, "the outcome and its outbox row committed together");
 
       const [delivery] = await store.claimWebhookDeliveries({ owner: "d1", now: at(403), leaseExpiresAt: at(463), limit: 10 });
       assert.ok(delivery);
@@ -170,7 +172,9 @@ for (const backend of await availableBackends()) {
       // d2 dies; after its lease d3 gets the row, and it is delivered once.
       const [third] = await store.claimWebhookDeliveries({ owner: "d3", now: at(560), leaseExpiresAt: at(620), limit: 10 });
       assert.equal(third?.eventId, delivery.eventId);
+      assert.equal(await store.countPendingWebhookDeliveries(), 1, "a claimed row is still pending");
       assert.equal(await store.recordWebhookAttempt(third!, "d3", { kind: "delivered", httpStatus: 204 }, at(561)), true);
+      assert.equal(await store.countPendingWebhookDeliveries(), 0);
       assert.equal(await store.recordWebhookAttempt(again!, "d2", { kind: "delivered", httpStatus: 200 }, at(562)), false);
       assert.deepEqual(await store.claimWebhookDeliveries({ owner: "d4", now: at(9999), leaseExpiresAt: at(9999), limit: 10 }), []);
     }));

@@ -1,6 +1,6 @@
 /**
- * Deliveries survive restarts, with real processes: the embedded setup (ROLE=all, built-in
- * authority simulator) files an item and its webhook fails with a 500; the process is
+ * Deliveries survive restarts, with real processes, per backend: the embedded setup (ROLE=all,
+ * built-in authority simulator) files an item and its webhook fails with a 500; the process is
  * SIGKILLed; a new process delivers the same event, signed, to the receiver.
  */
 import assert from "node:assert/strict";
@@ -8,69 +8,74 @@ import { after, test } from "node:test";
 import { Webhook } from "standardwebhooks";
 import { createKey, webhookSecret } from "../../src/admin/admin.ts";
 import { openStore } from "../../src/store/open-store.ts";
-import { sqliteBackend } from "../helpers/backends.ts";
-import { startService, stopAll } from "../helpers/service-processes.ts";
+import { availableBackends } from "../helpers/backends.ts";
+import { startServer, stopAll } from "../helpers/processes.ts";
+import { metricValue } from "../helpers/prometheus.ts";
 import { TEST_JWT_SECRET, validWorkItem } from "../helpers/test-app.ts";
 import { startReceiver } from "../helpers/webhook-receiver.ts";
 
 after(() => stopAll());
 
-test("a webhook that failed before a crash is delivered by the next process, with the same webhook-id", { timeout: 90_000 }, async () => {
-  const receiver = await startReceiver((i) => (i === 0 ? 500 : 200));
-  const db = await sqliteBackend.create();
-  const store = await openStore(db.location);
-  try {
-    const tenant = await createKey(store, { companyId: 31 });
-    const env = {
-      DATABASE_URL: db.databaseUrl,
-      JWT_SECRET: TEST_JWT_SECRET,
-      BOT_SCHEDULE: "* * * * * *",
-      WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
-      WEBHOOK_RETRY_BASE_MS: "3000",
-      WEBHOOK_RETRY_MAX_MS: "3000",
-      WEBHOOK_LEASE_SECONDS: "3",
-      WEBHOOK_TIMEOUT_MS: "2000",
-      WEBHOOK_POLL_INTERVAL_MS: "200",
-    };
-    const first = await startService({ ...env, ROLE: "all" });
-    const post = async <T>(path: string, body: unknown, token?: string): Promise<T> => {
-      const response = await fetch(`${first.address}${path}`, {
-        method: "POST",
-        headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-        body: JSON.stringify(body),
-      });
-      assert.equal(response.status, 200, await response.clone().text());
-      return (await response.json()) as T;
-    };
-    const { bearerToken } = await post<{ bearerToken: string }>("/api/Login/Authenticate", { apiKey: tenant.apiKey, secret: tenant.secret });
-    const { workItemId } = await post<{ workItemId: number }>("/api/AuthorityRvdm/AddWorkItemCreate", validWorkItem({ webhookUrl: receiver.url }), bearerToken);
+for (const backend of await availableBackends()) {
+  test(`[${backend.name}] a webhook that failed before a crash is delivered by the next process, with the same webhook-id`, { timeout: 90_000 }, async () => {
+    const receiver = await startReceiver((i) => (i === 0 ? 500 : 200));
+    const db = await backend.create();
+    const store = await openStore(db.location);
+    try {
+      const tenant = await createKey(store, { companyId: 31 });
+      const env = {
+        DATABASE_URL: db.databaseUrl,
+        JWT_SECRET: TEST_JWT_SECRET,
+        BOT_SCHEDULE: "* * * * * *",
+        WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+        WEBHOOK_RETRY_BASE_MS: "3000",
+        WEBHOOK_RETRY_MAX_MS: "3000",
+        WEBHOOK_LEASE_SECONDS: "3",
+        WEBHOOK_TIMEOUT_MS: "2000",
+        WEBHOOK_POLL_INTERVAL_MS: "200",
+      };
+      const first = await startServer({ ...env, ROLE: "all" });
+      const post = async <T>(path: string, body: unknown, token?: string): Promise<T> => {
+        const response = await fetch(`${first.baseUrl}${path}`, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+          body: JSON.stringify(body),
+        });
+        assert.equal(response.status, 200, await response.clone().text());
+        return (await response.json()) as T;
+      };
+      const { bearerToken } = await post<{ bearerToken: string }>("/api/Login/Authenticate", { apiKey: tenant.apiKey, secret: tenant.secret });
+      const { workItemId } = await post<{ workItemId: number }>("/api/AuthorityRvdm/AddWorkItemCreate", validWorkItem({ webhookUrl: receiver.url }), bearerToken);
 
-    await receiver.waitForRequests(1, 20_000);
-    await first.kill();
-    assert.equal(receiver.requests[0]!.status, 500);
-    assert.equal((await store.getWorkItem(31, workItemId))?.status, "Successful", "the built-in simulator registered the item");
+      await receiver.waitForRequests(1, 20_000);
+      const metrics = await (await fetch(`${first.baseUrl}/metrics`)).text();
+      assert.equal(metricValue(metrics, "work_item_api_outbox_backlog"), 1, "the gauge reads the real outbox: one event waits for its retry");
+      await first.kill();
+      assert.equal(receiver.requests[0]!.status, 500);
+      assert.equal((await store.getWorkItem(31, workItemId))?.status, "Successful", "the built-in simulator registered the item");
 
-    const second = await startService({ ...env, ROLE: "worker" });
-    await receiver.waitForRequests(2, 20_000);
-    assert.equal(await second.stop(), 0);
+      const second = await startServer({ ...env, ROLE: "worker" });
+      await receiver.waitForRequests(2, 20_000);
+      assert.equal((await second.stop()).code, 0);
 
-    assert.equal(receiver.requests.length, 2, "one failed attempt, one delivery");
-    const [failed, delivered] = receiver.requests as [(typeof receiver.requests)[0], (typeof receiver.requests)[0]];
-    assert.equal(delivered.status, 200);
-    assert.equal(delivered.headers["webhook-id"], failed.headers["webhook-id"]);
-    const secret = (await webhookSecret(store, 31, false))!.secret;
-    const event = new Webhook(secret).verify(delivered.body, {
-      "webhook-id": String(delivered.headers["webhook-id"]),
-      "webhook-timestamp": String(delivered.headers["webhook-timestamp"]),
-      "webhook-signature": String(delivered.headers["webhook-signature"]),
-    }) as { type: string; data: { workItemId: number; status: string; result: { registrationNumber: string } } };
-    assert.equal(event.type, "workitem.succeeded");
-    assert.equal(event.data.workItemId, workItemId);
-    assert.equal(event.data.result.registrationNumber, (await store.getWorkItem(31, workItemId))?.result?.registrationNumber);
-  } finally {
-    await stopAll();
-    await store.close();
-    await receiver.close();
-    await db.cleanup();
-  }
-});
+      assert.equal(receiver.requests.length, 2, "one failed attempt, one delivery");
+      const [failed, delivered] = receiver.requests as [(typeof receiver.requests)[0], (typeof receiver.requests)[0]];
+      assert.equal(delivered.status, 200);
+      assert.equal(delivered.headers["webhook-id"], failed.headers["webhook-id"]);
+      const secret = (await webhookSecret(store, 31, false))!.secret;
+      const event = new Webhook(secret).verify(delivered.body, {
+        "webhook-id": String(delivered.headers["webhook-id"]),
+        "webhook-timestamp": String(delivered.headers["webhook-timestamp"]),
+        "webhook-signature": String(delivered.headers["webhook-signature"]),
+      }) as { type: string; data: { workItemId: number; status: string; result: { registrationNumber: string } } };
+      assert.equal(event.type, "workitem.succeeded");
+      assert.equal(event.data.workItemId, workItemId);
+      assert.equal(event.data.result.registrationNumber, (await store.getWorkItem(31, workItemId))?.result?.registrationNumber);
+    } finally {
+      await stopAll();
+      await store.close();
+      await receiver.close();
+      await db.cleanup();
+    }
+  });
+}

@@ -8,8 +8,9 @@
  * savepoint per item, so many requests cost one WAL flush and one round trip, and each promise
  * resolves only after its group committed.
  *
- * Adding a method: put its SQL in statements.ts, then call `this.query` (one statement) or
- * `this.withTransaction` (several, atomically).
+ * The lifecycle after intake (cancel, the bot's leases, the webhook outbox) lives in
+ * lifecycle.ts. Adding a method: put its SQL in statements.ts, then call `this.query` (one
+ * statement) or `this.withTransaction` (several, atomically).
  */
 import { StoreUnavailableError } from "../../errors.ts";
 import type { WorkBatchView, WorkItemView } from "../../domain/views.ts";
@@ -19,15 +20,23 @@ import {
   type AddWorkItemOutcome,
   type ApiKeyRecord,
   type ApiKeyWithHash,
+  type CancelOutcome,
+  type ClaimedBatch,
   type Company,
+  type DueItem,
+  type FinishBatchOutcome,
+  type ItemOutcome,
   type ListWorkItemsQuery,
   type NewWorkItem,
   type RowCounts,
   type Store,
+  type WebhookAttemptOutcome,
+  type WebhookDelivery,
 } from "../store.ts";
 import { createAppender } from "./appends.ts";
 import { Database, type Query } from "./database.ts";
 import type { GroupCommitter } from "./group-commit.ts";
+import { PostgresLifecycle } from "./lifecycle.ts";
 import { SQL, listWorkItemsStatement } from "./statements.ts";
 
 export interface PostgresStoreOptions {
@@ -44,6 +53,7 @@ export class PostgresStore implements Store {
   readonly flags = { singleWriter: false, supportsSkipLocked: true };
   private readonly adds: GroupCommitter<NewWorkItem, AddWorkItemOutcome>;
   private readonly query: Query;
+  private readonly lifecycle: PostgresLifecycle;
   private closing: Promise<void> | undefined;
 
   private constructor(
@@ -52,6 +62,7 @@ export class PostgresStore implements Store {
   ) {
     this.query = db.query;
     this.adds = createAppender(db, options.addLanes ?? 4);
+    this.lifecycle = new PostgresLifecycle(db);
   }
 
   /** Connects, applies pending migrations, and returns the store. */
@@ -162,6 +173,46 @@ export class PostgresStore implements Store {
       (value, index) => index < 2 || value !== undefined,
     );
     return (await this.query<WorkItemRow>(statement, values)).rows.map(toWorkItemView);
+  }
+
+  cancelWorkItem(companyId: number, workItemId: number, now: string): Promise<CancelOutcome> {
+    return this.lifecycle.cancelWorkItem(companyId, workItemId, now);
+  }
+
+  closeOpenBatches(now: string): Promise<number> {
+    return this.lifecycle.closeOpenBatches(now);
+  }
+
+  claimBatch(input: { owner: string; dueBefore: string; leaseExpiresAt: string }): Promise<ClaimedBatch | undefined> {
+    return this.lifecycle.claimBatch(input);
+  }
+
+  takeDueItems(batch: ClaimedBatch, input: { now: string; dueBefore: string; limit: number; leaseExpiresAt: string }): Promise<DueItem[] | undefined> {
+    return this.lifecycle.takeDueItems(batch, input);
+  }
+
+  recordItemOutcome(batch: ClaimedBatch, workItemId: number, outcome: ItemOutcome, input: { now: string; leaseExpiresAt: string }): Promise<boolean> {
+    return this.lifecycle.recordItemOutcome(batch, workItemId, outcome, input);
+  }
+
+  finishBatch(batch: ClaimedBatch, input: { now: string; lastError?: string }): Promise<FinishBatchOutcome> {
+    return this.lifecycle.finishBatch(batch, input);
+  }
+
+  ensureWebhookSecret(companyId: number, candidate: string): Promise<string | undefined> {
+    return this.lifecycle.ensureWebhookSecret(companyId, candidate);
+  }
+
+  claimWebhookDeliveries(input: { owner: string; now: string; leaseExpiresAt: string; limit: number }): Promise<WebhookDelivery[]> {
+    return this.lifecycle.claimWebhookDeliveries(input);
+  }
+
+  recordWebhookAttempt(delivery: WebhookDelivery, owner: string, outcome: WebhookAttemptOutcome, now: string): Promise<boolean> {
+    return this.lifecycle.recordWebhookAttempt(delivery, owner, outcome, now);
+  }
+
+  countPendingWebhookDeliveries(): Promise<number> {
+    return this.lifecycle.countPendingWebhookDeliveries();
   }
 
   async countRows(): Promise<RowCounts> {

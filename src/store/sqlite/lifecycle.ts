@@ -196,6 +196,10 @@ export class SqliteLifecycle {
     );
   }
 
+  countPendingWebhookDeliveries(): number {
+    return (this.sql.countPendingWebhookDeliveries.get() as { pending: number }).pending;
+  }
+
   private renewLease(batch: ClaimedBatch, leaseExpiresAt: string): boolean {
     return (
       this.sql.renewBatchLease.run({

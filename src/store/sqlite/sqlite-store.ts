@@ -288,6 +288,10 @@ export class SqliteStore implements Store {
     return this.lifecycle.recordWebhookAttempt(delivery, owner, outcome, now);
   }
 
+  async countPendingWebhookDeliveries(): Promise<number> {
+    return this.lifecycle.countPendingWebhookDeliveries();
+  }
+
   async countRows(): Promise<RowCounts> {
     const row = this.sql.countRows.get() as Record<string, number>;
     return {

@@ -8,7 +8,7 @@ type StatementName =
   | "getWorkBatch" | "countBatchItemsByStatus" | "listWorkItems" | "countRows"
   | "cancelWorkItem" | "getWorkItemWithBatchStatus" | "closeOpenBatches" | "claimBatch" | "renewBatchLease" | "markItemsInProgress"
   | "itemSucceeded" | "itemFailed" | "itemRetry" | "insertOutboxRow" | "batchLeaseOwner" | "waitingItems" | "completeBatch"
-  | "releaseBatch" | "ensureWebhookSecret" | "claimWebhookDeliveries" | "recordWebhookAttempt";
+  | "releaseBatch" | "ensureWebhookSecret" | "claimWebhookDeliveries" | "recordWebhookAttempt" | "countPendingWebhookDeliveries";
 
 const ITEM_COLUMNS = `work_item_id, company_id, work_batch_id, work_type, status, customer_reference, document_reference,
   webhook_url, request, result, error, attempts, created_at, updated_at, completed_at`;
@@ -172,6 +172,8 @@ function lifecycleStatements(db: Database.Database) {
          lease_owner = NULL, last_status = :last_status, last_error = :last_error, delivered_at = :delivered_at
        WHERE company_id = :company_id AND event_id = :event_id AND status = 'Pending' AND lease_owner = :owner`,
     ),
+    /** Operator gauge across companies (the partial index webhook_outbox_due holds exactly these rows). */
+    countPendingWebhookDeliveries: db.prepare("SELECT COUNT(*) AS pending FROM webhook_outbox WHERE status = 'Pending'"),
   };
 }
 
