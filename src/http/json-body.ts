@@ -9,6 +9,7 @@ import { isUtf8 } from "node:buffer";
 import type { FastifyInstance } from "fastify";
 import { ApiError } from "../errors.ts";
 
+const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i;
 
 export function installJsonParser(app: FastifyInstance): void {
@@ -21,6 +22,12 @@ export function installJsonParser(app: FastifyInstance): void {
       return;
     }
     const bytes = body as Buffer;
+    // Many clients send Content-Type: application/json on every request; a body-less DELETE or
+    // GET with that header is not a malformed request.
+    if (bytes.length === 0 && !METHODS_WITH_BODY.has(request.method)) {
+      done(null, undefined);
+      return;
+    }
     if (!isUtf8(bytes)) {
       done(new ApiError("MALFORMED_REQUEST", "The body is not valid UTF-8."), undefined);
       return;

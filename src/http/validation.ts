@@ -5,7 +5,7 @@
  */
 import { Ajv, type Options } from "ajv";
 import addFormats from "ajv-formats";
-import type { FastifySchemaCompiler } from "fastify";
+import type { FastifySchemaCompiler, FastifySchemaValidationError } from "fastify";
 
 /** ISO 8601 date-time; the offset may be left out (then it means UTC), as .NET clients do. */
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,7})?)?(Z|[+-]\d{2}:?\d{2})?$/i;
@@ -30,5 +30,27 @@ function createAjv(options: Options): Ajv {
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const bodyAjv = createAjv({ coerceTypes: false });
   const textAjv = createAjv({ coerceTypes: "array" });
-  return ({ schema, httpPart }) => (httpPart === "body" ? bodyAjv : textAjv).compile(schema as object);
+  return ({ schema, httpPart }) => (httpPart === "body" ? bodyAjv.compile(schema as object) : refuseNonFinite(textAjv.compile(schema as object)));
+}
+
+type AjvValidate = ((data: unknown) => boolean) & { errors?: FastifySchemaValidationError[] | null };
+
+/**
+ * Ajv's coercion turns the text "Infinity" or "1e400" into Infinity, which then passes both
+ * `integer` and `maximum`; a path id like that must be a 400, not reach the database.
+ */
+function refuseNonFinite(validate: AjvValidate): AjvValidate {
+  const checked: AjvValidate = (data) => {
+    const valid = validate(data);
+    checked.errors = (validate.errors ?? null) as FastifySchemaValidationError[] | null;
+    if (!valid || data === null || typeof data !== "object") return valid;
+    for (const [name, value] of Object.entries(data as Record<string, unknown>)) {
+      if (typeof value === "number" && !Number.isFinite(value)) {
+        checked.errors = [{ instancePath: `/${name}`, schemaPath: "#/type", keyword: "type", params: { type: "finite number" }, message: "must be a finite number" }];
+        return false;
+      }
+    }
+    return true;
+  };
+  return checked;
 }
