@@ -13,6 +13,7 @@ import { KeyStatusCache } from "./auth/key-status.ts";
 import { TokenService } from "./auth/tokens.ts";
 import type { Config } from "./config.ts";
 import { installErrorHandling } from "./errors.ts";
+import { lazyChildLoggerFactory } from "./http/request-logger.ts";
 import { createValidatorCompiler } from "./http/validation.ts";
 import { createLogger } from "./logger.ts";
 import type { Store } from "./store/store.ts";
@@ -49,6 +50,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     },
     onProtoPoisoning: "error",
     onConstructorPoisoning: "error",
+    childLoggerFactory: lazyChildLoggerFactory,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(createValidatorCompiler());
