@@ -1,8 +1,8 @@
 /**
  * Token issue and verification with fast-jwt, HS256 only: the algorithm is pinned on both
  * sides, so `alg: none` and HS/RS confusion are refused by the verifier itself. Verified tokens
- * are cached by their text (bounded, and never past their `exp`), so the hot path does no
- * HMAC and no JSON parsing for a token it has seen.
+ * are cached by their exact text (bounded, and only used between their `nbf` and `exp`), so the
+ * hot path does no HMAC, no JSON parsing and no hashing for a token it has seen.
  */
 import { randomUUID } from "node:crypto";
 import { createSigner, createVerifier, TokenError } from "fast-jwt";
@@ -42,10 +42,14 @@ export class TokenRejectedError extends Error {
 
 /** Longer tokens are refused before any parsing; ours are about 350 bytes. */
 export const MAX_TOKEN_LENGTH = 4096;
+/** Verified tokens kept; past this the oldest entry makes room. */
+const MAX_CACHED_TOKENS = 10_000;
 
 export class TokenService {
   private readonly sign: (payload: Record<string, unknown>) => string;
   private readonly verifyToken: (token: string) => Record<string, unknown>;
+  /** Token text -> its verified, frozen claims. A Map keyed by the whole text cannot collide. */
+  private readonly verified = new Map<string, TokenClaims>();
 
   constructor(private readonly settings: TokenSettings) {
     const key = Buffer.from(settings.secret, "utf8");
@@ -56,12 +60,6 @@ export class TokenService {
       allowedIss: settings.issuer,
       allowedAud: settings.audience,
       requiredClaims: ["CompanyId", "role", "sub", "exp", "iat", "nbf", "iss", "aud"],
-      cache: 10_000,
-      cacheTTL: 60_000,
-      // The token itself is the key: unique by construction, and no SHA-256 of every token per
-      // request (fast-jwt's default). The cost is only that cached tokens sit in the heap, where
-      // the request headers that carried them sit anyway.
-      cacheKeyBuilder: (token) => token,
     });
   }
 
@@ -85,11 +83,20 @@ export class TokenService {
   /** Returns the claims of a valid token; throws TokenRejectedError otherwise. */
   verify(token: string): TokenClaims {
     if (token.length > MAX_TOKEN_LENGTH) throw new TokenRejectedError("The token is too long.");
+    const now = Date.now();
+    const cached = this.verified.get(token);
+    // The same bounds as fast-jwt's own checks: valid from nbf up to and including exp.
+    if (cached !== undefined && now >= cached.nbf * 1000 && now <= cached.exp * 1000) return cached;
+    let claims: TokenClaims;
     try {
-      return this.verifyToken(token) as unknown as TokenClaims;
+      claims = Object.freeze(this.verifyToken(token)) as unknown as TokenClaims;
     } catch (error) {
+      this.verified.delete(token);
       throw new TokenRejectedError(describe(error));
     }
+    if (this.verified.size >= MAX_CACHED_TOKENS) this.verified.delete(this.verified.keys().next().value!);
+    this.verified.set(token, claims);
+    return claims;
   }
 }
 
