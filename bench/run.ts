@@ -171,11 +171,17 @@ async function main(): Promise<number> {
       if (options.profile) {
         const before = new Set(readdirSync(profileDir));
         await server.stop();
+        // node --cpu-prof writes one file per thread: CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile;
+        // thread 0 is the event loop, others are workers (the SQLite intake writer).
         const written = readdirSync(profileDir).filter((f) => f.endsWith(".cpuprofile") && !before.has(f));
-        if (written[0]) {
-          const file = join(profileDir, `${route}${phase ? `-${phase.replace(/\W+/g, "")}` : ""}.cpuprofile`);
-          renameSync(join(profileDir, written[0]), file);
-          profiles.push(summariseProfile(file, `${route}${phase ? ` @ ${phase}` : ""}`));
+        const suffix = phase ? `-${phase.replace(/\W+/g, "")}` : "";
+        for (const name of written) {
+          const thread = Number(/\.(\d+)\.\d+\.cpuprofile$/.exec(name)?.[1] ?? 0);
+          const file = join(profileDir, `${route}${suffix}${thread === 0 ? "" : `-thread${thread}`}.cpuprofile`);
+          renameSync(join(profileDir, name), file);
+          const summary = summariseProfile(file, `${route}${phase ? ` @ ${phase}` : ""}${thread === 0 ? "" : ` (worker thread ${thread})`}`);
+          // A worker that only started and idled (no intake on this route) is not worth a table.
+          if (thread === 0 || route === "AddWorkItemCreate") profiles.push(summary);
         }
         s.server = await startServer(s.store, pinning?.server);
       }

@@ -1,5 +1,5 @@
 /** What the routes are built from: parsed config and the long-lived services. */
-import type { FastifyReply, FastifyRequest } from "fastify";
+import type { onRequestHookHandler } from "fastify";
 import type { KeyStatusCache } from "./auth/key-status.ts";
 import type { TokenService } from "./auth/tokens.ts";
 import type { Config } from "./config.ts";
@@ -11,5 +11,5 @@ export interface AppContext {
   tokens: TokenService;
   keyStatus: KeyStatusCache;
   /** onRequest hook of every protected route; sets `request.tenant`. */
-  bearerGuard: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  bearerGuard: onRequestHookHandler;
 }

@@ -25,6 +25,8 @@ export function areaOf(url: string, functionName: string): string {
     if (functionName === "(garbage collector)") return "GC";
     if (functionName === "(idle)") return "idle";
     if (functionName === "(program)") return "V8/native (program)";
+    // Code compiled at run time with new Function: fast-json-stringify serialisers, Ajv validators.
+    if (/^anonymous\d+$/.test(functionName) || /^validate\d+$/.test(functionName)) return "generated (serialisers, validators)";
     return `native: ${functionName || "(anonymous)"}`;
   }
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
