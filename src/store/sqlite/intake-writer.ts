@@ -1,11 +1,12 @@
 /**
- * Group commit for the embedded store, on a writer thread.
+ * Group commit for the embedded store, on a writer thread (intake-worker.ts).
  *
- * Adds queue up on the event loop. While the writer thread commits one group (and waits for its
- * fsync), the next requests keep being parsed, validated and queued; when the commit is done,
- * everything queued meanwhile goes out as the next group. So under load one fsync serves many
- * requests, and when idle a lone request is written at once (after the current tick, so the
- * adds of one tick share a commit). Each promise resolves only after the commit of its group.
+ * The adds of one event-loop tick go to the writer thread as one message. While the writer
+ * commits one group (and waits for its fsync), the event loop keeps parsing, validating and
+ * posting; when the commit is done, the writer takes everything posted meanwhile as the next
+ * group. So under load one fsync serves many requests, the writer never idles waiting for the
+ * event loop, and when idle a lone request is written at once. Each promise resolves only after
+ * the commit of its group.
  */
 import { Worker } from "node:worker_threads";
 import { StoreUnavailableError } from "../../errors.ts";
@@ -18,15 +19,19 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
-type Reply = { id: number; results: IntakeResult[] } | { id: number; failed: { message: string; code: string | undefined } };
+type Reply =
+  | { parts: Array<{ id: number; results: IntakeResult[] }>; commitMs: number; size: number }
+  | { ids: number[]; failed: { message: string; code: string | undefined } };
 
-/** Group sizes seen so far: how many commits served how many items. */
+/** Group sizes seen so far: how many commits served how many items, and how long they took. */
 export interface GroupCommitStats {
   groups: number;
   items: number;
   largest: number;
   /** sizes[n] = number of groups of n items (n capped at the last slot). */
   sizes: number[];
+  /** commitMs[n] = number of groups whose transaction took n to n+1 ms (capped at the last slot). */
+  commitMs: number[];
 }
 
 /** An item the writer refused on its own (the rest of its group was stored). */
@@ -39,8 +44,6 @@ export class IntakeItemError extends Error {
     super(message);
   }
 }
-
-const MAX_GROUP = 1000;
 
 function startWorker(path: string): Worker {
   if (!import.meta.url.endsWith(".ts")) return new Worker(new URL("./intake-worker.js", import.meta.url), { workerData: { path } });
@@ -55,13 +58,14 @@ function startWorker(path: string): Worker {
 export class IntakeWriter {
   private readonly worker: Worker;
   private queue: Pending[] = [];
-  private inFlight: Pending[] | undefined;
+  /** Posted to the writer, not answered yet, by message id. */
+  private readonly inFlight = new Map<number, Pending[]>();
   private nextId = 1;
   private scheduled = false;
   private closed = false;
   private drained: (() => void) | undefined;
   private broken: Error | undefined;
-  readonly stats: GroupCommitStats = { groups: 0, items: 0, largest: 0, sizes: new Array(65).fill(0) };
+  readonly stats: GroupCommitStats = { groups: 0, items: 0, largest: 0, sizes: new Array(65).fill(0), commitMs: new Array(51).fill(0) };
 
   constructor(path: string) {
     this.worker = startWorker(path);
@@ -88,7 +92,7 @@ export class IntakeWriter {
     };
     return new Promise((resolve, reject) => {
       this.queue.push({ job, resolve, reject });
-      if (!this.inFlight && !this.scheduled) {
+      if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => {
           this.scheduled = false;
@@ -101,10 +105,10 @@ export class IntakeWriter {
   /** Resolves once every queued add is settled; then stops the writer thread. */
   async close(): Promise<void> {
     if (this.closed) return;
-    if (this.inFlight || this.queue.length > 0) {
+    if (this.inFlight.size > 0 || this.queue.length > 0) {
       await new Promise<void>((resolve) => {
         this.drained = resolve;
-        if (!this.inFlight && !this.scheduled) this.send();
+        if (!this.scheduled) this.send();
       });
     }
     this.closed = true;
@@ -116,48 +120,55 @@ export class IntakeWriter {
   }
 
   private send(): void {
-    if (this.inFlight || this.queue.length === 0) {
-      if (!this.inFlight && this.queue.length === 0) this.drained?.();
-      return;
+    if (this.queue.length > 0) {
+      const id = this.nextId++;
+      this.inFlight.set(id, this.queue);
+      this.worker.postMessage({ id, jobs: this.queue.map((p) => p.job) });
+      this.queue = [];
+      this.worker.ref();
     }
-    const group = this.queue.length <= MAX_GROUP ? this.queue : this.queue.slice(0, MAX_GROUP);
-    this.queue = this.queue.length <= MAX_GROUP ? [] : this.queue.slice(MAX_GROUP);
-    this.inFlight = group;
-    this.worker.ref();
-    this.worker.postMessage({ id: this.nextId++, jobs: group.map((p) => p.job) });
-    this.record(group.length);
+    if (this.inFlight.size === 0) this.drained?.();
   }
 
   private settle(reply: Reply): void {
-    const group = this.inFlight ?? [];
-    this.inFlight = undefined;
-    this.worker.unref();
     if ("failed" in reply) {
       // The commit failed: nothing of this group is stored, so nobody may see a 200.
       const error = new StoreUnavailableError(`SQLite commit failed: ${reply.failed.message}`);
-      for (const pending of group) pending.reject(error);
+      for (const id of reply.ids) {
+        for (const pending of this.inFlight.get(id) ?? []) pending.reject(error);
+        this.inFlight.delete(id);
+      }
     } else {
-      reply.results.forEach((result, index) => {
-        const pending = group[index]!;
-        if (result.kind === "error") pending.reject(new IntakeItemError(result.message, result.code));
-        else if (result.kind === "keyReused") pending.resolve({ kind: "keyReused" });
-        else pending.resolve({ kind: result.kind, key: { workBatchId: result.workBatchId, workItemId: result.workItemId } });
-      });
+      this.record(reply.size, reply.commitMs);
+      for (const { id, results } of reply.parts) {
+        const group = this.inFlight.get(id) ?? [];
+        this.inFlight.delete(id);
+        results.forEach((result, index) => {
+          const pending = group[index]!;
+          if (result.kind === "error") pending.reject(new IntakeItemError(result.message, result.code));
+          else if (result.kind === "keyReused") pending.resolve({ kind: "keyReused" });
+          else pending.resolve({ kind: result.kind, key: { workBatchId: result.workBatchId, workItemId: result.workItemId } });
+        });
+      }
     }
-    this.send();
+    if (this.inFlight.size === 0) {
+      this.worker.unref();
+      if (this.queue.length === 0) this.drained?.();
+    }
   }
 
   private fail(error: Error): void {
     this.broken = error;
-    const stranded = [...(this.inFlight ?? []), ...this.queue];
-    this.inFlight = undefined;
+    const stranded = [...[...this.inFlight.values()].flat(), ...this.queue];
+    this.inFlight.clear();
     this.queue = [];
     const unavailable = new StoreUnavailableError("the intake writer stopped", { cause: error });
     for (const pending of stranded) pending.reject(unavailable);
     this.drained?.();
   }
 
-  private record(size: number): void {
+  private record(size: number, commitMs: number): void {
+    this.stats.commitMs[Math.min(Math.floor(commitMs), this.stats.commitMs.length - 1)]! += 1;
     this.stats.groups += 1;
     this.stats.items += size;
     this.stats.largest = Math.max(this.stats.largest, size);
