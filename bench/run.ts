@@ -287,7 +287,12 @@ async function measureBaseline(
   return m;
 }
 
-/** Intake and paging on a store of 10,000 items, then of `growthItems`, on a fresh store and server. */
+/**
+ * Growth: three fresh stores and servers side by side, an empty one (just the seeded items), one
+ * of 10,000 items and one of `growthItems`, preloaded with bulk SQL. Their measurements alternate
+ * (two rounds each), so drift in the machine's load does not fall on one size only. Paging is
+ * measured before intake, since intake adds items.
+ */
 async function runGrowth(
   options: BenchOptions,
   serverCpus: string | undefined,
@@ -295,17 +300,24 @@ async function runGrowth(
   checks: Check[],
   cleanups: Array<() => Promise<void>>,
 ): Promise<void> {
-  const session = await openSession(options, "growth", serverCpus);
-  cleanups.push(async () => {
-    await session.server.stop();
-    await session.store.cleanup();
-  });
-  const companyIds = session.tenants.map((t) => t.companyId);
   const label = (n: number) => (n >= 1_000_000 ? `${n / 1_000_000}M items` : `${(n / 1000).toLocaleString("en-US")}k items`);
-  for (const total of [10_000, options.growthItems]) {
-    log(`growth: preloading up to ${total.toLocaleString("en-US")} items with bulk SQL`);
+  const sizes = [
+    { name: "empty store", total: 0 },
+    { name: label(10_000), total: 10_000 },
+    { name: label(options.growthItems), total: options.growthItems },
+  ];
+  const sessions = new Map<string, Session>();
+  for (const size of sizes) {
+    const session = await openSession(options, `growth_${size.total}`, serverCpus);
+    sessions.set(size.name, session);
+    cleanups.push(async () => {
+      await session.server.stop();
+      await session.store.cleanup();
+    });
+    if (size.total === 0) continue;
+    log(`growth: preloading up to ${size.total.toLocaleString("en-US")} items with bulk SQL`);
     const started = Date.now();
-    await session.store.preload(total, companyIds, 1000, (done) => {
+    await session.store.preload(size.total, session.tenants.map((t) => t.companyId), 1000, (done) => {
       if (process.stderr.isTTY) process.stderr.write(`\r  preloaded ${done.toLocaleString("en-US")} items`);
     });
     if (process.stderr.isTTY) process.stderr.write("\n");
@@ -313,10 +325,20 @@ async function runGrowth(
     log(`growth: ${stored.toLocaleString("en-US")} items stored (preload took ${((Date.now() - started) / 1000).toFixed(0)} s)`);
     // Preloaded rows were never acknowledged over HTTP; the ledger counts them with the seeded ones.
     session.ledger.seeded += stored - session.ledger.answered;
-    await measureRoute(session, "WorkItems", label(total));
-    await measureRoute(session, "AddWorkItemCreate", label(total));
   }
-  checks.push(session.ledger.check("growth: every acknowledged item is stored", await session.store.countItems()));
+  const [empty, small, large] = sizes.map((size) => size.name) as [string, string, string];
+  const plan: Array<[RouteName, string]> = [
+    ["WorkItems", small],
+    ["WorkItems", large],
+    ["WorkItems", small],
+    ["WorkItems", large],
+    ["AddWorkItemCreate", empty],
+    ["AddWorkItemCreate", large],
+    ["AddWorkItemCreate", empty],
+    ["AddWorkItemCreate", large],
+  ];
+  for (const [route, size] of plan) await measureRoute(sessions.get(size)!, route, size);
+  for (const [name, session] of sessions) checks.push(session.ledger.check(`growth (${name}): every acknowledged item is stored`, await session.store.countItems()));
 }
 
 main().then(
