@@ -7,8 +7,8 @@
 import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg, release, totalmem } from "node:os";
 import { join, relative } from "node:path";
-import type { LoaderName } from "./lib/load.ts";
-import { measure, type MeasureContext } from "./lib/measure.ts";
+import { mergeLoads, type LoaderName } from "./lib/load.ts";
+import { measure, type MeasureContext, type MeasureInput } from "./lib/measure.ts";
 import type { BenchReport, Check, Measurement, ProfileSummary } from "./lib/model.ts";
 import { parseOptions, USAGE, type BenchOptions, type RouteName } from "./lib/options.ts";
 import { choosePinning, freePort, hasCommand, pinned, startProcess, type Started } from "./lib/processes.ts";
@@ -44,7 +44,7 @@ class IntakeLedger {
     for (const [part, result] of [["warmup", m.warmup], ["timed", m.load]] as const) {
       if (!result) continue;
       this[part] += result.ok200 ?? 0;
-      this.uncertain += result.unanswered ?? connections;
+      this.uncertain += result.unanswered ?? connections * result.runs;
     }
   }
   get answered() {
@@ -139,16 +139,30 @@ async function main(): Promise<number> {
       await main.store.cleanup();
     });
     const ceilingTemplates = { GET: templatesFor("Ping", main.tenants), POST: templatesFor("AddWorkItemCreate", main.tenants) };
-    const measureCeiling = async (phase: string) => {
-      for (const method of ["GET", "POST"] as const) {
-        const m = await measure(ctx, { name: `ceiling ${method}`, target: "ceiling", method, phase, pid: ceiling.pid, port: ceiling.port, requests: ceilingTemplates[method], countAnswers: method === "POST" });
-        measurements.push(m);
+    // The ceiling is driven with the very bytes of the route it is paired with (same method).
+    const ceilingFor = (route: string, method: "GET" | "POST"): MeasureInput => ({
+      name: `ceiling ${method} (paired with ${route})`,
+      target: "ceiling",
+      method,
+      pid: ceiling.pid,
+      port: ceiling.port,
+      requests: ceilingTemplates[method],
+      countAnswers: method === "POST",
+    });
+    /** Records a route and its paired ceiling, with the route's ratios to that ceiling. */
+    const record = (result: { route: Measurement; ceiling?: Measurement }) => {
+      const { route, ceiling: paired } = result;
+      if (paired) {
+        route.ratioToCeiling = route.load.requestsPerSecond / paired.load.requestsPerSecond;
+        route.cpuRatioToCeiling = paired.cpuMicrosPerRequest / route.cpuMicrosPerRequest;
+        paired.ratioToCeiling = 1;
+        paired.cpuRatioToCeiling = 1;
       }
+      measurements.push(route, ...(paired ? [paired] : []));
     };
-    log("ceiling (bare node:http) before the routes");
-    await measureCeiling("start");
 
     const measureRoute = async (s: Session, route: RouteName, phase?: string) => {
+      // The main table pairs every route with the ceiling; growth phases compare sizes instead.
       let server = s.server;
       if (options.profile) {
         // One server process per route, so each CPU profile holds one route's work only.
@@ -156,18 +170,22 @@ async function main(): Promise<number> {
         mkdirSync(profileDir, { recursive: true });
         server = s.server = await startServer(s.store, pinning?.server, ["--cpu-prof", `--cpu-prof-dir=${profileDir}`]);
       }
-      const m = await measure(ctx, {
-        name: route,
-        target: "server",
-        method: METHOD[route],
-        ...(phase ? { phase } : {}),
-        pid: server.pid,
-        port: server.port,
-        requests: templatesFor(route, s.tenants),
-        countAnswers: route === "AddWorkItemCreate",
-      });
-      if (route === "AddWorkItemCreate") s.ledger.record(m, options.connections);
-      measurements.push(m);
+      const result = await measure(
+        ctx,
+        {
+          name: route,
+          target: "server",
+          method: METHOD[route],
+          ...(phase ? { phase } : {}),
+          pid: server.pid,
+          port: server.port,
+          requests: templatesFor(route, s.tenants),
+          countAnswers: route === "AddWorkItemCreate",
+        },
+        phase ? undefined : ceilingFor(route, METHOD[route]),
+      );
+      if (route === "AddWorkItemCreate") s.ledger.record(result.route, options.connections);
+      record(result);
       if (options.profile) {
         const before = new Set(readdirSync(profileDir));
         await server.stop();
@@ -191,11 +209,8 @@ async function main(): Promise<number> {
 
     if (options.baselinePg) {
       if (options.store !== "postgres") throw new Error("--baseline-pg needs --store postgres");
-      measurements.push(await measureBaseline(options, ctx, pinning?.server, main.tenants, checks, cleanups));
+      record(await measureBaseline(options, ctx, pinning?.server, main.tenants, ceilingFor("pg baseline", "POST"), checks, cleanups));
     }
-
-    log("ceiling (bare node:http) after the routes");
-    await measureCeiling("end");
 
     if (options.growth) {
       await main.server.stop();
@@ -205,20 +220,20 @@ async function main(): Promise<number> {
     for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => log(`cleanup: ${(error as Error).message}`));
   }
 
-  // Ratios against the mean of the ceiling's runs before and after the routes, of the same method.
-  const ceilingOf = (method: "GET" | "POST", phase: string) => measurements.find((m) => m.target === "ceiling" && m.method === method && m.phase === phase)!.load.requestsPerSecond;
-  const ceilingMean = { GET: (ceilingOf("GET", "start") + ceilingOf("GET", "end")) / 2, POST: (ceilingOf("POST", "start") + ceilingOf("POST", "end")) / 2 };
-  const cpuOf = (method: "GET" | "POST", phase: string) => measurements.find((m) => m.target === "ceiling" && m.method === method && m.phase === phase)!.cpuMicrosPerRequest;
-  const ceilingCpuMean = { GET: (cpuOf("GET", "start") + cpuOf("GET", "end")) / 2, POST: (cpuOf("POST", "start") + cpuOf("POST", "end")) / 2 };
-  for (const m of measurements) {
-    m.ratioToCeiling = m.load.requestsPerSecond / ceilingMean[m.method];
-    m.cpuRatioToCeiling = ceilingCpuMean[m.method] / m.cpuMicrosPerRequest;
-  }
+  // The ceiling over all its paired slices, per method, and how far its pairings spread.
+  const ceilingRuns = (method: "GET" | "POST") => measurements.filter((m) => m.target === "ceiling" && m.method === method);
+  const ceilingSummary = (method: "GET" | "POST") => {
+    const runs = ceilingRuns(method);
+    const rates = runs.map((m) => m.load.requestsPerSecond);
+    return runs.length === 0 ? { rps: 0, min: 0, max: 0 } : { rps: mergeLoads(runs.map((m) => m.load)).requestsPerSecond, min: Math.min(...rates), max: Math.max(...rates) };
+  };
   const failing = measurements.filter((m) => errorsOf(m) > 0).map((m) => `${m.name}${m.phase ? ` @ ${m.phase}` : ""}: ${errorsOf(m)}`);
   checks.push({ name: "no errors (non-2xx, socket errors, timeouts)", ok: failing.length === 0, detail: failing.length === 0 ? "none on any route" : failing.join("; ") });
   const ceilingCpu = measurements.filter((m) => m.target === "ceiling").map((m) => m.cpuPercent);
-  if (Math.min(...ceilingCpu) < 85) {
-    notes.push(`the ceiling server used only ${Math.min(...ceilingCpu).toFixed(0)}% of its core in one of its runs: the load generator (or other work on the machine) may have been the limit, which flatters the ratios`);
+  if (ceilingCpu.length > 0 && Math.min(...ceilingCpu) < 85) {
+    notes.push(
+      `the ceiling server used only ${Math.min(...ceilingCpu).toFixed(0)}% of its core in one of its pairings: there the load generator (or other work on the machine) was the limit, not the ceiling, which flatters that route's requests/s ratio; its CPU cost ratio does not depend on that`,
+    );
   }
   if (options.profile) notes.push("run under node --cpu-prof with one server process per route: profiling costs throughput, so use the ratios of a run without --profile");
   const loadAverageEnd = loadavg();
@@ -241,10 +256,7 @@ async function main(): Promise<number> {
       pinning: pinning ? `taskset: server and ceiling on core ${pinning.server}, load generator on core ${pinning.load}` : "no CPU pinning",
       profile: options.profile,
     },
-    ceiling: {
-      ...ceilingMean,
-      drift: { GET: ceilingOf("GET", "end") / ceilingOf("GET", "start") - 1, POST: ceilingOf("POST", "end") / ceilingOf("POST", "start") - 1 },
-    },
+    ceiling: { GET: ceilingSummary("GET"), POST: ceilingSummary("POST") },
     measurements,
     checks,
     targets: evaluateTargets(measurements, options.store),
@@ -265,9 +277,10 @@ async function measureBaseline(
   ctx: MeasureContext,
   serverCpus: string | undefined,
   tenants: BenchTenant[],
+  ceiling: MeasureInput,
   checks: Check[],
   cleanups: Array<() => Promise<void>>,
-): Promise<Measurement> {
+): Promise<{ route: Measurement; ceiling?: Measurement }> {
   const store = await postgresBenchStore(options.postgresUrl, options.keep, "bench_baseline");
   // The real migrations make the tables: the CLI opens the real store against the baseline's schema.
   await createTenants(store, options.companies);
@@ -280,11 +293,11 @@ async function measureBaseline(
   });
   log("pg baseline: one transaction per request over a plain pg pool (10 connections)");
   const requests: RequestTemplate[] = baselineTemplates(tenants);
-  const m = await measure(ctx, { name: "pg baseline POST", target: "baseline", method: "POST", pid: baseline.pid, port, requests, countAnswers: true });
+  const result = await measure(ctx, { name: "pg baseline POST", target: "baseline", method: "POST", pid: baseline.pid, port, requests, countAnswers: true }, ceiling);
   const ledger = new IntakeLedger();
-  ledger.record(m, options.connections);
+  ledger.record(result.route, options.connections);
   checks.push(ledger.check("pg baseline: every acknowledged item is stored", await store.countItems()));
-  return m;
+  return result;
 }
 
 /**

@@ -1,11 +1,17 @@
 /**
- * One measurement: warm-up, then the timed run against a target process, while its memory
- * and CPU time are sampled and progress is shown.
+ * One measurement: a warm-up, then the timed run, while the target's memory and CPU time are
+ * sampled and progress is shown.
+ *
+ * A route is measured PAIRED with the ceiling: the timed run is cut into slices of about two
+ * seconds, alternating route and ceiling, so whatever else runs on the machine falls on both
+ * alike. The route's ratio to the ceiling is taken over those paired slices.
  */
-import { runLoad, type LoaderName, type LoadResult } from "./load.ts";
+import { mergeLoads, runLoad, type LoaderName, type LoadResult } from "./load.ts";
 import type { Measurement } from "./model.ts";
 import { cpuSecondsOf, sampleMemory } from "./processes.ts";
 import type { RequestTemplate } from "./routes.ts";
+
+const SLICE_SECONDS = 2;
 
 export interface MeasureContext {
   loader: LoaderName;
@@ -28,72 +34,124 @@ export interface MeasureInput {
   countAnswers: boolean;
 }
 
-function ticker(ctx: MeasureContext, input: MeasureInput, what: string, seconds: number, pid: number): () => void {
+const title = (input: MeasureInput) => `${input.name}${input.phase ? ` @ ${input.phase}` : ""}`;
+
+function progress(ctx: MeasureContext, text: string): () => void {
+  if (!process.stderr.isTTY) {
+    ctx.log(text);
+    return () => {};
+  }
   const started = Date.now();
-  const cpuStart = cpuSecondsOf(pid) ?? 0;
-  const interactive = process.stderr.isTTY;
-  const show = () => {
-    const elapsed = (Date.now() - started) / 1000;
-    const cpu = (((cpuSecondsOf(pid) ?? 0) - cpuStart) / Math.max(elapsed, 0.001)) * 100;
-    const line = `  ${input.name}${input.phase ? ` @ ${input.phase}` : ""}: ${what} ${Math.min(elapsed, seconds).toFixed(0)}/${seconds} s, target CPU ${cpu.toFixed(0)}%`;
-    if (interactive) process.stderr.write(`\r${line.padEnd(90)}`);
-  };
+  const show = () => process.stderr.write(`\r  ${text} ${((Date.now() - started) / 1000).toFixed(0)} s`.padEnd(100));
+  show();
   const timer = setInterval(show, 1000);
-  if (!interactive) ctx.log(`  ${input.name}${input.phase ? ` @ ${input.phase}` : ""}: ${what} ${seconds} s…`);
   return () => {
     clearInterval(timer);
-    if (interactive) process.stderr.write(`\r${" ".repeat(90)}\r`);
+    process.stderr.write(`\r${" ".repeat(100)}\r`);
   };
 }
 
-export async function measure(ctx: MeasureContext, input: MeasureInput): Promise<Measurement> {
-  const baseUrl = `http://127.0.0.1:${input.port}`;
-  const run = (seconds: number) =>
-    runLoad(ctx.loader, { baseUrl, requests: input.requests, connections: ctx.connections, durationSeconds: seconds, countAnswers: input.countAnswers, cpus: ctx.loadCpus });
-  let warmup: LoadResult | undefined;
-  if (ctx.warmupSeconds > 0) {
-    const stop = ticker(ctx, input, "warm-up", ctx.warmupSeconds, input.pid);
+/** Load, CPU and memory of one target over its slices. */
+class Tally {
+  readonly loads: LoadResult[] = [];
+  cpuSeconds = 0;
+  busySeconds = 0;
+  private readonly memory;
+
+  constructor(
+    private readonly ctx: MeasureContext,
+    readonly input: MeasureInput,
+  ) {
+    this.memory = sampleMemory(input.pid);
+  }
+
+  async run(seconds: number, label: string): Promise<void> {
+    const cpuBefore = cpuSecondsOf(this.input.pid) ?? 0;
+    const started = process.hrtime.bigint();
+    const done = progress(this.ctx, `${title(this.input)}: ${label}`);
     try {
-      warmup = await run(ctx.warmupSeconds);
+      this.loads.push(
+        await runLoad(this.ctx.loader, {
+          baseUrl: `http://127.0.0.1:${this.input.port}`,
+          requests: this.input.requests,
+          connections: this.ctx.connections,
+          durationSeconds: seconds,
+          countAnswers: this.input.countAnswers,
+          cpus: this.ctx.loadCpus,
+        }),
+      );
     } finally {
-      stop();
+      done();
     }
+    const wall = Number(process.hrtime.bigint() - started) / 1e9;
+    this.cpuSeconds += (cpuSecondsOf(this.input.pid) ?? cpuBefore) - cpuBefore;
+    // In counting mode a run ends with a drain in which the target is nearly idle, so its CPU
+    // share is taken over the timed part (the drain's few answers are in the request count).
+    this.busySeconds += this.input.countAnswers ? Math.min(wall, seconds) : wall;
   }
-  const memory = sampleMemory(input.pid);
-  const cpuBefore = cpuSecondsOf(input.pid) ?? 0;
-  const started = process.hrtime.bigint();
-  const stop = ticker(ctx, input, "measuring", ctx.durationSeconds, input.pid);
-  let load: LoadResult;
+
+  result(warmup: LoadResult | undefined): Measurement {
+    const load = mergeLoads(this.loads);
+    const { peakRssMb, hwmMb } = this.memory.stop();
+    return {
+      name: this.input.name,
+      target: this.input.target,
+      method: this.input.method,
+      phase: this.input.phase ?? "",
+      load,
+      warmup,
+      peakRssMb,
+      hwmMb,
+      cpuPercent: (this.cpuSeconds / Math.max(this.busySeconds, 0.001)) * 100,
+      cpuMicrosPerRequest: (this.cpuSeconds * 1e6) / Math.max(1, load.requests),
+      cpuRatioToCeiling: undefined,
+      ratioToCeiling: undefined,
+    };
+  }
+}
+
+async function warmUp(ctx: MeasureContext, input: MeasureInput, seconds: number): Promise<LoadResult | undefined> {
+  if (seconds <= 0) return undefined;
+  const done = progress(ctx, `${title(input)}: warm-up ${seconds} s`);
   try {
-    load = await run(ctx.durationSeconds);
+    return await runLoad(ctx.loader, {
+      baseUrl: `http://127.0.0.1:${input.port}`,
+      requests: input.requests,
+      connections: ctx.connections,
+      durationSeconds: seconds,
+      countAnswers: input.countAnswers,
+      cpus: ctx.loadCpus,
+    });
   } finally {
-    stop();
+    done();
   }
-  const wallSeconds = Number(process.hrtime.bigint() - started) / 1e9;
-  const cpuSeconds = (cpuSecondsOf(input.pid) ?? cpuBefore) - cpuBefore;
-  const { peakRssMb, hwmMb } = memory.stop();
-  // In counting mode the run ends with a drain in which the target is nearly idle, so the CPU share is
-  // taken over the timed part only (the drain's few requests are noise).
-  const busySeconds = input.countAnswers ? Math.min(wallSeconds, ctx.durationSeconds) : wallSeconds;
-  const measurement: Measurement = {
-    name: input.name,
-    target: input.target,
-    method: input.method,
-    phase: input.phase ?? "",
-    load,
-    warmup,
-    peakRssMb,
-    hwmMb,
-    cpuPercent: (cpuSeconds / busySeconds) * 100,
-    cpuMicrosPerRequest: (cpuSeconds * 1e6) / Math.max(1, load.requests),
-    cpuRatioToCeiling: undefined,
-    ratioToCeiling: undefined,
-  };
-  const errors = load.non2xx + load.socketErrors + load.timeouts;
-  const unanswered = (load.unanswered ?? 0) + (warmup?.unanswered ?? 0);
-  if (unanswered > 0) ctx.log(`  ${input.name}: ${unanswered} requests were sent but not answered before the load generator stopped`);
-  ctx.log(
-    `  ${input.name}${input.phase ? ` @ ${input.phase}` : ""}: ${Math.round(load.requestsPerSecond).toLocaleString("en-US")} req/s, p50 ${load.latencyMs.p50.toFixed(2)} ms, p99 ${load.latencyMs.p99.toFixed(2)} ms, ${errors} errors, peak RSS ${peakRssMb.toFixed(0)} MB`,
-  );
-  return measurement;
+}
+
+function describe(m: Measurement): string {
+  const l = m.load;
+  const errors = l.non2xx + l.socketErrors + l.timeouts;
+  const unanswered = (l.unanswered ?? 0) + (m.warmup?.unanswered ?? 0);
+  return `${Math.round(l.requestsPerSecond).toLocaleString("en-US")} req/s, p50 ${l.latencyMs.p50.toFixed(2)} ms, p99 ${l.latencyMs.p99.toFixed(2)} ms, ${errors} errors, CPU ${m.cpuMicrosPerRequest.toFixed(0)} µs/req, peak RSS ${m.peakRssMb.toFixed(0)} MB${unanswered > 0 ? `, ${unanswered} sent but never answered` : ""}`;
+}
+
+/**
+ * Measures `input`, and `ceiling` in alternating slices when given. Both get a warm-up first
+ * (the ceiling a short one).
+ */
+export async function measure(ctx: MeasureContext, input: MeasureInput, ceiling?: MeasureInput): Promise<{ route: Measurement; ceiling?: Measurement }> {
+  const warmup = await warmUp(ctx, input, ctx.warmupSeconds);
+  const ceilingWarmup = ceiling ? await warmUp(ctx, ceiling, Math.min(ctx.warmupSeconds, 1)) : undefined;
+  const slices = ceiling ? Math.max(1, Math.round(ctx.durationSeconds / SLICE_SECONDS)) : 1;
+  const seconds = ctx.durationSeconds / slices;
+  const route = new Tally(ctx, input);
+  const paired = ceiling ? new Tally(ctx, ceiling) : undefined;
+  for (let slice = 1; slice <= slices; slice++) {
+    const label = slices > 1 ? `slice ${slice}/${slices}` : `measuring ${seconds} s`;
+    await route.run(seconds, label);
+    await paired?.run(seconds, `${label} (paired with ${input.name})`);
+  }
+  const result = { route: route.result(warmup), ...(paired ? { ceiling: paired.result(ceilingWarmup) } : {}) };
+  ctx.log(`  ${title(input)}: ${describe(result.route)}`);
+  if (result.ceiling) ctx.log(`  ${title(ceiling!)}: ${describe(result.ceiling)}`);
+  return result;
 }

@@ -54,7 +54,8 @@ export interface BenchReport {
   loader: "wrk" | "autocannon";
   machine: { cpu: string; cores: number; memoryGb: number; kernel: string; node: string; loadAverageStart: number[]; loadAverageEnd: number[]; shared: boolean };
   settings: { store: string; storeDescription: string; durationSeconds: number; warmupSeconds: number; connections: number; companies: number; pinning: string; profile: boolean };
-  ceiling: { GET: number; POST: number; drift: { GET: number; POST: number } };
+  /** The ceiling over all its paired slices, and the lowest and highest of its pairings. */
+  ceiling: Record<"GET" | "POST", { rps: number; min: number; max: number }>;
   measurements: Measurement[];
   checks: Check[];
   targets: Target[];

@@ -27,13 +27,21 @@ function rows(report: BenchReport): string[][] {
   ]);
 }
 
+function ceilingText(report: BenchReport): string {
+  const one = (method: "GET" | "POST") => {
+    const c = report.ceiling[method];
+    return c.rps === 0 ? `${method} not measured` : `${method} ${int(c.rps)} req/s (pairings ${int(c.min)}–${int(c.max)})`;
+  };
+  return `${one("GET")}, ${one("POST")}`;
+}
+
 export function consoleTable(report: BenchReport): string {
   const table = [COLUMNS, ...rows(report)];
   const widths = COLUMNS.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
   const line = (row: string[]) => row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ");
   const out = [line(table[0]!), widths.map((w) => "-".repeat(w)).join("  "), ...table.slice(1).map(line)];
   out.push("", `load generator: ${report.loader}; ${report.settings.connections} connections; ${report.settings.durationSeconds} s per route after ${report.settings.warmupSeconds} s warm-up; ${report.settings.pinning}`);
-  out.push(`ceiling: GET ${int(report.ceiling.GET)} req/s, POST ${int(report.ceiling.POST)} req/s (start-to-end drift GET ${pct(report.ceiling.drift.GET)}, POST ${pct(report.ceiling.drift.POST)})`);
+  out.push(`ceiling (bare node:http, paired slices): ${ceilingText(report)}`);
   for (const check of report.checks) out.push(`${check.ok ? "PASS" : "FAIL"}  ${check.name}: ${check.detail}`);
   for (const target of report.targets) out.push(`${target.met ? "met " : "MISS"}  ${target.name}: ${target.measured} (goal ${target.goal})`);
   for (const note of report.notes) out.push(`note: ${note}`);
@@ -51,7 +59,8 @@ export function markdown(report: BenchReport, svgFile: string): string {
     `- Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGb.toFixed(0)} GB, ${m.kernel}, Node ${m.node}; load average ${m.loadAverageStart.map((n) => n.toFixed(2)).join(" ")} at start, ${m.loadAverageEnd.map((n) => n.toFixed(2)).join(" ")} at the end${m.shared ? " (machine shared with other work while measuring)" : ""}.`,
     `- Store: ${report.settings.storeDescription}.`,
     `- Load generator: ${report.loader}, ${report.settings.connections} connections, ${report.settings.durationSeconds} s per route after ${report.settings.warmupSeconds} s warm-up; ${report.settings.pinning}.`,
-    `- Ceiling (bare node:http, same run): GET ${int(report.ceiling.GET)} req/s, POST ${int(report.ceiling.POST)} req/s; start-to-end drift GET ${pct(report.ceiling.drift.GET)}, POST ${pct(report.ceiling.drift.POST)}.`,
+    `- Ceiling (bare node:http, same run, measured in slices alternating with each route's): ${ceilingText(report)}.`,
+    "- `req/s vs ceiling` is the route's requests/s over its paired ceiling's; `CPU cost vs ceiling` is the ceiling's CPU time per request over the route's, which does not depend on whether the load generator or other work on the machine held either of them back.",
     "",
     ...table,
     "",
@@ -92,7 +101,7 @@ export function svgChart(report: BenchReport): string {
   const width = left + barW + 170;
   const panelH = ms_.length * rowH + 40;
   const height = 50 + panelH * 2 + 30;
-  const maxRps = Math.max(1, ...ms_.map((m) => m.load.requestsPerSecond), report.ceiling.GET, report.ceiling.POST);
+  const maxRps = Math.max(1, ...ms_.map((m) => m.load.requestsPerSecond));
   const maxP99 = Math.max(1, ...ms_.map((m) => m.load.latencyMs.p99));
   const colour = (m: Measurement) => (m.target === "ceiling" ? "#9aa5b1" : m.target === "baseline" ? "#d08c60" : "#2f6fb0");
   const parts: string[] = [
@@ -117,14 +126,11 @@ export function svgChart(report: BenchReport): string {
   };
   panel(
     40,
-    "requests/s (dashed: ceiling of the same method)",
+    "requests/s (grey: the ceiling in slices paired with the route above it; dashed: ceiling over all pairings)",
     (m) => m.load.requestsPerSecond,
     maxRps,
     (m) => `${int(m.load.requestsPerSecond)}${m.target === "ceiling" ? "" : ` (${pct(m.ratioToCeiling)})`}`,
-    [
-      { at: report.ceiling.GET, label: "GET" },
-      { at: report.ceiling.POST, label: "POST" },
-    ],
+    (["GET", "POST"] as const).filter((method) => report.ceiling[method].rps > 0).map((method) => ({ at: report.ceiling[method].rps, label: method })),
   );
   panel(40 + panelH, "p99 latency, ms", (m) => m.load.latencyMs.p99, maxP99, (m) => `${ms(m.load.latencyMs.p99)} ms`, []);
   parts.push(`<text x="12" y="${height - 10}" font-size="11" fill="#555">blue: this service; grey: bare node:http ceiling; orange: plain pg pool baseline</text>`);

@@ -81,6 +81,10 @@ if counting then
   end
 end
 
+QUANTILES = {}
+for q = 1, 99 do table.insert(QUANTILES, q) end
+for _, q in ipairs({ 99.25, 99.5, 99.75, 99.9, 99.95, 99.99 }) do table.insert(QUANTILES, q) end
+
 function done(summary, latency, requests)
   local totals = { sent = 0, received = 0, ok200 = 0, non2xx = 0 }
   for _, thread in ipairs(threads) do
@@ -90,10 +94,15 @@ function done(summary, latency, requests)
   -- that request is never sent.
   totals.sent = totals.sent - 1
   local e = summary.errors
+  -- The latency distribution as quantile points, so runs can be merged (see load.ts).
+  local points = {}
+  for _, q in ipairs(QUANTILES) do
+    table.insert(points, string.format("[%g,%d]", q, latency:percentile(q)))
+  end
   io.write(string.format(
     'WRK_RESULT {"requests":%d,"durationUs":%d,"bytes":%d,"errors":{"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d},' ..
-    '"latencyUs":{"p50":%d,"p90":%d,"p99":%d,"p999":%d,"max":%d,"mean":%.1f},"counting":%s,"sent":%d,"received":%d,"ok200":%d,"non2xx":%d}\n',
+    '"latencyUs":{"max":%d,"mean":%.1f,"quantiles":[%s]},"counting":%s,"sent":%d,"received":%d,"ok200":%d,"non2xx":%d}\n',
     summary.requests, summary.duration, summary.bytes, e.connect, e.read, e.write, e.status, e.timeout,
-    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency:percentile(99.9), latency.max, latency.mean,
+    latency.max, latency.mean, table.concat(points, ","),
     tostring(counting), totals.sent, totals.received, totals.ok200, totals.non2xx))
 end
