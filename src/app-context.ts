@@ -1,5 +1,5 @@
 /** What the routes are built from: parsed config and the long-lived services. */
-import type { FastifyReply, FastifyRequest } from "fastify";
+import type { onRequestHookHandler } from "fastify";
 import type { KeyStatusCache } from "./auth/key-status.ts";
 import type { TokenService } from "./auth/tokens.ts";
 import type { Config } from "./config.ts";
@@ -17,5 +17,5 @@ export interface AppContext {
   /** Failed-login and per-company limits (SPEC §8). */
   rateLimits: RateLimits;
   /** onRequest hook of every protected route; sets `request.tenant`, then applies the company's rate limit. */
-  bearerGuard: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  bearerGuard: onRequestHookHandler;
 }

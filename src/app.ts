@@ -6,7 +6,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type onRequestHookHandler } from "fastify";
 import type { AppContext } from "./app-context.ts";
 import { createBearerGuard } from "./auth/guard.ts";
 import { KeyStatusCache } from "./auth/key-status.ts";
@@ -15,6 +15,7 @@ import type { Config } from "./config.ts";
 import { installErrorHandling } from "./errors.ts";
 import { installJsonParser } from "./http/json-body.ts";
 import { refuseWhileClosing, serverOptions } from "./http/server-options.ts";
+import { lazyChildLoggerFactory } from "./http/request-logger.ts";
 import { createValidatorCompiler } from "./http/validation.ts";
 import { documentDocsRoute, OpenApiDocumentSchema } from "./http/docs.ts";
 import { installRequestObservation } from "./http/observability.ts";
@@ -48,10 +49,12 @@ export async function createAppContext(
   const guard = createBearerGuard(tokens, keyStatus);
   const tenantLimit = rateLimits.tenant;
   // The company's budget is charged only once the token names it, so strangers cannot spend it.
-  const bearerGuard: AppContext["bearerGuard"] = tenantLimit
-    ? async (request, reply) => {
-        await guard(request, reply);
-        await tenantLimit(request.tenant.companyId);
+  const bearerGuard: onRequestHookHandler = tenantLimit
+    ? function guardThenLimit(request, reply, done) {
+        guard.call(this, request, reply, (error?: Error) => {
+          if (error) return done(error);
+          tenantLimit(request.tenant.companyId).then(() => done(), done);
+        });
       }
     : guard;
   return { config, store, tokens, keyStatus, metrics, rateLimits, bearerGuard };
@@ -76,6 +79,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     },
     onProtoPoisoning: "error",
     onConstructorPoisoning: "error",
+    childLoggerFactory: lazyChildLoggerFactory,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.addHook("onClose", () => ctx.rateLimits.close());

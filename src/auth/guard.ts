@@ -4,14 +4,14 @@
  * token without role ApiKey. On success `request.tenant` names the company all work is
  * scoped to.
  */
-import type { FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler } from "fastify";
 import { ApiError } from "../errors.ts";
 import type { KeyStatusCache } from "./key-status.ts";
-import { API_KEY_ROLE, TokenRejectedError, type TokenService } from "./tokens.ts";
+import { API_KEY_ROLE, TokenRejectedError, type TokenClaims, type TokenService } from "./tokens.ts";
 
 export interface Tenant {
-  companyId: number;
-  keyId: string;
+  readonly companyId: number;
+  readonly keyId: string;
 }
 
 declare module "fastify" {
@@ -21,6 +21,7 @@ declare module "fastify" {
 }
 
 const COMPANY_ID = /^[1-9][0-9]{0,14}$/;
+const BEARER = /^Bearer +([^\s]+) *$/i;
 
 const unauthorized = (description: string | undefined) =>
   new ApiError("UNAUTHORIZED", description ?? "Send Authorization: Bearer <token>; get a token from POST /api/Login/Authenticate.", {
@@ -29,28 +30,54 @@ const unauthorized = (description: string | undefined) =>
     },
   });
 
-export function createBearerGuard(tokens: TokenService, keyStatus: KeyStatusCache) {
-  return async function bearerGuard(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+/**
+ * The verified claims of a token are one cached, frozen object (TokenService), so the tenant it
+ * names is worked out once per token and then found by identity; and a request whose key status
+ * is cached takes no promise (the hook calls `done` at once).
+ */
+export function createBearerGuard(tokens: TokenService, keyStatus: KeyStatusCache): onRequestHookHandler {
+  const tenants = new WeakMap<TokenClaims, Tenant>();
+
+  /** The tenant a token names, or the error to answer; only tenants are remembered. */
+  function judge(claims: TokenClaims): { tenant: Tenant } | { error: ApiError } {
+    const known = tenants.get(claims);
+    if (known) return { tenant: known };
+    if (typeof claims.CompanyId !== "string" || !COMPANY_ID.test(claims.CompanyId) || typeof claims.sub !== "string") {
+      return { error: unauthorized("The token does not name a company.") };
+    }
+    if (claims.role !== API_KEY_ROLE) return { error: new ApiError("FORBIDDEN", `This route requires a token with role ${API_KEY_ROLE}.`) };
+    const tenant = Object.freeze({ companyId: Number(claims.CompanyId), keyId: claims.sub });
+    tenants.set(claims, tenant);
+    return { tenant };
+  }
+
+  return function bearerGuard(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
     const header = request.headers.authorization;
-    if (header === undefined || header === "") throw unauthorized(undefined);
-    const match = /^Bearer +([^\s]+) *$/i.exec(header);
-    if (!match) throw unauthorized("The Authorization header must be 'Bearer <token>'.");
-    let claims;
+    if (header === undefined || header === "") return done(unauthorized(undefined));
+    const match = BEARER.exec(header);
+    if (!match) return done(unauthorized("The Authorization header must be 'Bearer <token>'."));
+    let claims: TokenClaims;
     try {
       claims = tokens.verify(match[1]!);
     } catch (error) {
-      if (error instanceof TokenRejectedError) throw unauthorized(error.message);
-      throw error;
+      return done(error instanceof TokenRejectedError ? unauthorized(error.message) : (error as Error));
     }
-    if (typeof claims.CompanyId !== "string" || !COMPANY_ID.test(claims.CompanyId) || typeof claims.sub !== "string") {
-      throw unauthorized("The token does not name a company.");
+    const verdict = judge(claims);
+    if ("error" in verdict) return done(verdict.error);
+    const { tenant } = verdict;
+    const active = keyStatus.isActive(tenant.companyId, tenant.keyId);
+    if (active === true) {
+      request.tenant = tenant;
+      return done();
     }
-    if (claims.role !== API_KEY_ROLE) {
-      throw new ApiError("FORBIDDEN", `This route requires a token with role ${API_KEY_ROLE}.`);
-    }
-    const companyId = Number(claims.CompanyId);
-    const active = await keyStatus.isActive(companyId, claims.sub);
-    if (!active) throw unauthorized("The API key of this token was revoked.");
-    request.tenant = { companyId, keyId: claims.sub };
+    if (active === false) return done(unauthorized("The API key of this token was revoked."));
+    active.then(
+      (isActive) => {
+        if (!isActive) return done(unauthorized("The API key of this token was revoked."));
+        request.tenant = tenant;
+        done();
+      },
+      (error: unknown) => done(error as Error),
+    );
   };
 }

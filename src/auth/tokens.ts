@@ -1,10 +1,10 @@
 /**
  * Token issue and verification with fast-jwt, HS256 only: the algorithm is pinned on both
  * sides, so `alg: none` and HS/RS confusion are refused by the verifier itself. Verified tokens
- * are cached by their text (bounded, and never past their `exp`), so the hot path does no
- * HMAC and no JSON parsing for a token it has seen.
+ * are cached by their exact text (bounded, and only used between their `nbf` and `exp`), so the
+ * hot path does no HMAC, no JSON parsing and no hashing for a token it has seen.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { createSigner, createVerifier, TokenError } from "fast-jwt";
 
 export const API_KEY_ROLE = "ApiKey";
@@ -42,6 +42,8 @@ export class TokenRejectedError extends Error {
 
 /** Longer tokens are refused before any parsing; ours are about 350 bytes. */
 export const MAX_TOKEN_LENGTH = 4096;
+/** Verified tokens kept; past this the oldest entry makes room. */
+const MAX_CACHED_TOKENS = 10_000;
 
 /**
  * The `kid` header of our tokens: a digest of the key, so a future key rotation can tell keys
@@ -53,6 +55,8 @@ export class TokenService {
   private readonly sign: (payload: Record<string, unknown>) => string;
   private readonly verifyToken: (token: string) => { header: { kid?: unknown }; payload: Record<string, unknown> };
   private readonly kid: string;
+  /** Token text -> its verified, frozen claims. A Map keyed by the whole text cannot collide. */
+  private readonly verified = new Map<string, TokenClaims>();
 
   constructor(private readonly settings: TokenSettings) {
     const key = Buffer.from(settings.secret, "utf8");
@@ -65,8 +69,6 @@ export class TokenService {
       allowedIss: settings.issuer,
       allowedAud: settings.audience,
       requiredClaims: ["CompanyId", "role", "sub", "exp", "iat", "nbf", "iss", "aud"],
-      cache: 10_000,
-      cacheTTL: 60_000,
     });
   }
 
@@ -76,7 +78,8 @@ export class TokenService {
       CompanyId: String(companyId),
       role: API_KEY_ROLE,
       sub: keyId,
-      jti: randomBytes(12).toString("base64url"),
+      // randomUUID draws from a buffered entropy pool; randomBytes makes a call per token.
+      jti: randomUUID(),
       iat,
       nbf: iat,
       exp: iat + this.settings.ttlSeconds,
@@ -89,10 +92,15 @@ export class TokenService {
   /** Returns the claims of a valid token; throws TokenRejectedError otherwise. */
   verify(token: string): TokenClaims {
     if (token.length > MAX_TOKEN_LENGTH) throw new TokenRejectedError("The token is too long.");
+    const now = Date.now();
+    const cached = this.verified.get(token);
+    // The same bounds as fast-jwt's own checks: valid from nbf up to and including exp.
+    if (cached !== undefined && now >= cached.nbf * 1000 && now <= cached.exp * 1000) return cached;
     let verified;
     try {
       verified = this.verifyToken(token);
     } catch (error) {
+      this.verified.delete(token);
       throw new TokenRejectedError(describe(error));
     }
     // A kid names the key that signed the token; one we never issued is refused, even when the
@@ -100,7 +108,10 @@ export class TokenService {
     if (verified.header.kid !== undefined && verified.header.kid !== this.kid) {
       throw new TokenRejectedError("The token names a key this service does not have.");
     }
-    return verified.payload as unknown as TokenClaims;
+    const claims = Object.freeze(verified.payload) as unknown as TokenClaims;
+    if (this.verified.size >= MAX_CACHED_TOKENS) this.verified.delete(this.verified.keys().next().value!);
+    this.verified.set(token, claims);
+    return claims;
   }
 }
 

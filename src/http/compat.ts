@@ -7,10 +7,18 @@
  */
 import type { TSchema } from "@sinclair/typebox";
 
+interface Property {
+  name: string;
+  rule: Rule;
+  required: boolean;
+}
+
 interface ObjectRule {
   kind: "object";
-  /** lower-case name -> canonical name and the rule for its value */
-  properties: Map<string, { name: string; rule: Rule; required: boolean }>;
+  /** canonical name -> property: most clients send the canonical names, found without lowercasing */
+  exact: Map<string, Property>;
+  /** lower-case name -> property */
+  properties: Map<string, Property>;
   additional: Rule;
 }
 type Rule = ObjectRule | { kind: "number" } | { kind: "other" };
@@ -22,12 +30,15 @@ function ruleFor(schema: TSchema | undefined): Rule {
   if (schema.type === "number" || schema.type === "integer") return { kind: "number" };
   if (schema.type === "object") {
     const required = new Set<string>((schema.required ?? []) as string[]);
-    const properties = new Map<string, { name: string; rule: Rule; required: boolean }>();
+    const properties = new Map<string, Property>();
+    const exact = new Map<string, Property>();
     for (const [name, child] of Object.entries((schema.properties ?? {}) as Record<string, TSchema>)) {
-      properties.set(name.toLowerCase(), { name, rule: ruleFor(child), required: required.has(name) });
+      const property = { name, rule: ruleFor(child), required: required.has(name) };
+      properties.set(name.toLowerCase(), property);
+      exact.set(name, property);
     }
     const additional = typeof schema.additionalProperties === "object" ? ruleFor(schema.additionalProperties as TSchema) : { kind: "other" as const };
-    return { kind: "object", properties, additional };
+    return { kind: "object", exact, properties, additional };
   }
   return { kind: "other" };
 }
@@ -37,14 +48,18 @@ function apply(rule: Rule, value: unknown): unknown {
     return typeof value === "string" && NUMBER_TEXT.test(value) ? Number(value) : value;
   }
   if (rule.kind !== "object" || value === null || typeof value !== "object" || Array.isArray(value)) return value;
+  const source = value as Record<string, unknown>;
   const canonical: Record<string, unknown> = {};
-  for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
-    const known = rule.properties.get(key.toLowerCase());
+  for (const key of Object.keys(source)) {
+    const child = source[key];
+    const known = rule.exact.get(key) ?? rule.properties.get(key.toLowerCase());
     // .NET serialisers write null for unset optional members; it means "absent" there.
     if (child === null && known && !known.required) continue;
     const name = known ? known.name : key;
-    // defineProperty, not assignment: a key named __proto__ stays a plain own property.
-    Object.defineProperty(canonical, name, { value: apply(known ? known.rule : rule.additional, child), enumerable: true, writable: true, configurable: true });
+    const converted = apply(known ? known.rule : rule.additional, child);
+    // defineProperty, not assignment, for __proto__: it must stay a plain own property.
+    if (name === "__proto__") Object.defineProperty(canonical, name, { value: converted, enumerable: true, writable: true, configurable: true });
+    else canonical[name] = converted;
   }
   return canonical;
 }

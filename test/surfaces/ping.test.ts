@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { formatPongTime } from "../../src/surfaces/shared/ping.ts";
+import { createPongText, formatPongTime } from "../../src/surfaces/shared/ping.ts";
 import { assertRouteIsGuarded } from "../helpers/auth-matrix.ts";
 import { availableBackends } from "../helpers/backends.ts";
 import { bearer, createTestApp, type TestApp, type Tenant } from "../helpers/test-app.ts";
@@ -10,6 +10,15 @@ test("formatPongTime writes dddd, d MMMM yyyy HH:mm:ss in the given zone", () =>
   assert.equal(formatPongTime(date, "UTC"), "Saturday, 21 November 2026 14:03:12");
   assert.equal(formatPongTime(date, "Europe/Amsterdam"), "Saturday, 21 November 2026 15:03:12");
   assert.equal(formatPongTime(new Date("2026-01-05T00:00:05Z"), "UTC"), "Monday, 5 January 2026 00:00:05");
+});
+
+test("the Pong text follows the clock second by second", () => {
+  const pong = createPongText("UTC");
+  const at = Date.parse("2026-11-21T14:03:12Z");
+  assert.equal(pong(at), "Pong --> Saturday, 21 November 2026 14:03:12");
+  assert.equal(pong(at + 999), "Pong --> Saturday, 21 November 2026 14:03:12");
+  assert.equal(pong(at + 1000), "Pong --> Saturday, 21 November 2026 14:03:13");
+  assert.equal(pong(at - 1), "Pong --> Saturday, 21 November 2026 14:03:11");
 });
 
 for (const backend of await availableBackends()) {

@@ -1,7 +1,8 @@
 /**
  * The embedded store: one SQLite file in WAL mode with `synchronous=FULL`, so a resolved write
- * is on disk. Adds that arrive together are coalesced into one transaction (group commit): one
- * fsync serves many requests, and each request's promise resolves only after that commit.
+ * is on disk. Adds that arrive together are coalesced into one transaction (group commit) on a
+ * writer thread (intake-writer.ts): one fsync serves many requests, the event loop keeps
+ * serving while it happens, and each request's promise resolves only after that commit.
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -30,13 +31,10 @@ import {
 import { SqliteLifecycle } from "./lifecycle.ts";
 import type { WorkBatchView, WorkItemView } from "../../domain/views.ts";
 import { guardConnection } from "./driver-errors.ts";
+import { IntakeWriter } from "./intake-writer.ts";
+import { createListWorkItems } from "./list-statements.ts";
+import { applyConnectionPragmas } from "./pragmas.ts";
 import { prepareStatements, type Statements } from "./statements.ts";
-
-interface PendingAdd {
-  input: NewWorkItem;
-  resolve: (outcome: AddWorkItemOutcome) => void;
-  reject: (error: unknown) => void;
-}
 
 export class SqliteStore implements Store {
   readonly kind = "sqlite" as const;
@@ -44,34 +42,19 @@ export class SqliteStore implements Store {
   readonly db: Database.Database;
   private readonly sql: Statements;
   private readonly lifecycle: SqliteLifecycle;
-  private pendingAdds: PendingAdd[] = [];
-  private flushScheduled = false;
-  private readonly addOne: (input: NewWorkItem, now: string) => AddWorkItemOutcome;
-  private readonly addMany: Database.Transaction<(jobs: PendingAdd[]) => Array<{ outcome?: AddWorkItemOutcome; error?: unknown }>>;
+  /** Group commit of adds on the writer thread; `intake.stats` holds the group sizes. */
+  readonly intake: IntakeWriter;
+  private readonly listWorkItemRows: ReturnType<typeof createListWorkItems>;
 
   constructor(readonly path: string) {
     mkdirSync(dirname(path), { recursive: true });
     this.db = guardConnection(new Database(path));
-    this.db.pragma("journal_mode = WAL");
-    this.db.pragma("synchronous = FULL");
-    this.db.pragma("busy_timeout = 5000");
-    this.db.pragma("foreign_keys = ON");
+    applyConnectionPragmas(this.db);
     migrate(this.db);
     this.sql = prepareStatements(this.db);
     this.lifecycle = new SqliteLifecycle(this.db, this.sql);
-    // Nested better-sqlite3 transactions become savepoints: one item's failure rolls back only
-    // that item, while the outer transaction commits the rest with one fsync.
-    this.addOne = this.db.transaction((input: NewWorkItem, now: string) => this.insertWorkItem(input, now));
-    this.addMany = this.db.transaction((jobs: PendingAdd[]) => {
-      const now = new Date().toISOString();
-      return jobs.map((job) => {
-        try {
-          return { outcome: this.addOne(job.input, now) };
-        } catch (error) {
-          return { error };
-        }
-      });
-    });
+    this.intake = new IntakeWriter(path);
+    this.listWorkItemRows = createListWorkItems(this.db);
   }
 
   async ping(): Promise<void> {
@@ -83,7 +66,7 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
-    if (this.pendingAdds.length > 0) this.flushAdds();
+    await this.intake.close();
     if (this.db.open) this.db.close();
   }
 
@@ -155,77 +138,7 @@ export class SqliteStore implements Store {
   }
 
   addWorkItem(input: NewWorkItem): Promise<AddWorkItemOutcome> {
-    return new Promise((resolve, reject) => {
-      this.pendingAdds.push({ input, resolve, reject });
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(() => this.flushAdds());
-      }
-    });
-  }
-
-  private flushAdds(): void {
-    const jobs = this.pendingAdds;
-    this.pendingAdds = [];
-    this.flushScheduled = false;
-    if (jobs.length === 0) return;
-    let results: Array<{ outcome?: AddWorkItemOutcome; error?: unknown }>;
-    try {
-      // IMMEDIATE: with a worker process writing the same file, a deferred transaction that
-      // reads first could not upgrade to a write and would fail instead of waiting.
-      results = this.addMany.immediate(jobs);
-    } catch (error) {
-      // The commit itself failed: nothing of this group is stored, so nobody may see a 200.
-      const unavailable = new StoreUnavailableError("SQLite commit failed", { cause: error });
-      for (const job of jobs) job.reject(unavailable);
-      return;
-    }
-    results.forEach((result, index) => {
-      const job = jobs[index]!;
-      if (result.outcome) job.resolve(result.outcome);
-      else job.reject(result.error);
-    });
-  }
-
-  private insertWorkItem(input: NewWorkItem, now: string): AddWorkItemOutcome {
-    const { companyId, idempotency } = input;
-    if (idempotency) {
-      const previous = this.sql.findIdempotencyKey.get(companyId, idempotency.key) as
-        | { request_hash: string; work_batch_id: number; work_item_id: number; created_at: string }
-        | undefined;
-      if (previous) {
-        const expired = Date.parse(previous.created_at) + idempotency.retentionSeconds * 1000 <= Date.parse(now);
-        if (!expired) {
-          if (previous.request_hash !== idempotency.requestHash) return { kind: "keyReused" };
-          return { kind: "replayed", key: { workBatchId: previous.work_batch_id, workItemId: previous.work_item_id } };
-        }
-        this.sql.deleteIdempotencyKey.run(companyId, idempotency.key);
-      }
-    }
-    let batch = this.sql.findOpenBatch.get(companyId, input.workType) as { work_batch_id: number; item_count: number } | undefined;
-    if (batch && batch.item_count >= input.batchMaxItems) {
-      this.sql.closeBatch.run(now, companyId, batch.work_batch_id);
-      batch = undefined;
-    }
-    if (!batch) {
-      batch = this.sql.insertOpenBatch.get(companyId, input.workType, now) as { work_batch_id: number; item_count: number };
-    }
-    const item = this.sql.insertWorkItem.get({
-      company_id: companyId,
-      work_batch_id: batch.work_batch_id,
-      work_type: input.workType,
-      customer_reference: input.customerReference,
-      document_reference: input.documentReference,
-      webhook_url: input.webhookUrl,
-      request: JSON.stringify(input.request),
-      now,
-    }) as { work_item_id: number };
-    this.sql.countBatchItem.run(companyId, batch.work_batch_id);
-    const key = { workBatchId: batch.work_batch_id, workItemId: item.work_item_id };
-    if (idempotency) {
-      this.sql.insertIdempotencyKey.run(companyId, idempotency.key, idempotency.requestHash, key.workBatchId, key.workItemId, now);
-    }
-    return { kind: "created", key };
+    return this.intake.add(input);
   }
 
   async getWorkItem(companyId: number, workItemId: number): Promise<WorkItemView | undefined> {
@@ -241,15 +154,7 @@ export class SqliteStore implements Store {
   }
 
   async listWorkItems(companyId: number, query: ListWorkItemsQuery): Promise<WorkItemView[]> {
-    const rows = this.sql.listWorkItems.all({
-      company_id: companyId,
-      status: query.status ?? null,
-      customer_reference: query.customerReference ?? null,
-      work_batch_id: query.workBatchId ?? null,
-      before_id: query.beforeWorkItemId ?? null,
-      limit: query.limit,
-    }) as WorkItemRow[];
-    return rows.map(toWorkItemView);
+    return this.listWorkItemRows(companyId, query).map(toWorkItemView);
   }
 
   async cancelWorkItem(companyId: number, workItemId: number, now: string): Promise<CancelOutcome> {

@@ -5,12 +5,12 @@ type StatementName =
   | "ping" | "insertCompany" | "getCompany" | "insertApiKey" | "findApiKey" | "listApiKeys" | "revokeApiKey"
   | "getWebhookSecret" | "setWebhookSecret" | "findIdempotencyKey" | "deleteIdempotencyKey" | "insertIdempotencyKey"
   | "findOpenBatch" | "closeBatch" | "insertOpenBatch" | "countBatchItem" | "insertWorkItem" | "getWorkItem"
-  | "getWorkBatch" | "countBatchItemsByStatus" | "listWorkItems" | "countRows"
+  | "getWorkBatch" | "countBatchItemsByStatus" | "countRows"
   | "cancelWorkItem" | "getWorkItemWithBatchStatus" | "closeOpenBatches" | "claimBatch" | "renewBatchLease" | "markItemsInProgress"
   | "itemSucceeded" | "itemFailed" | "itemRetry" | "insertOutboxRow" | "batchLeaseOwner" | "waitingItems" | "completeBatch"
   | "releaseBatch" | "ensureWebhookSecret" | "claimWebhookDeliveries" | "recordWebhookAttempt" | "countPendingWebhookDeliveries";
 
-const ITEM_COLUMNS = `work_item_id, company_id, work_batch_id, work_type, status, customer_reference, document_reference,
+export const ITEM_COLUMNS = `work_item_id, company_id, work_batch_id, work_type, status, customer_reference, document_reference,
   webhook_url, request, result, error, attempts, created_at, updated_at, completed_at`;
 
 export function prepareStatements(db: Database.Database): Record<StatementName, Database.Statement> {
@@ -62,16 +62,6 @@ export function prepareStatements(db: Database.Database): Record<StatementName, 
     ),
     countBatchItemsByStatus: db.prepare(
       "SELECT status, COUNT(*) AS count FROM work_items WHERE company_id = ? AND work_batch_id = ? GROUP BY status",
-    ),
-    listWorkItems: db.prepare(
-      `SELECT ${ITEM_COLUMNS} FROM work_items
-       WHERE company_id = :company_id
-         AND (:status IS NULL OR status = :status)
-         AND (:customer_reference IS NULL OR customer_reference = :customer_reference)
-         AND (:work_batch_id IS NULL OR work_batch_id = :work_batch_id)
-         AND (:before_id IS NULL OR work_item_id < :before_id)
-       ORDER BY work_item_id DESC
-       LIMIT :limit`,
     ),
     countRows: db.prepare(
       `SELECT (SELECT COUNT(*) FROM companies) AS companies, (SELECT COUNT(*) FROM api_keys) AS api_keys,

@@ -27,7 +27,25 @@ export function formatPongTime(date: Date, timeZone: string): string {
   return `${part.weekday}, ${part.day} ${part.month} ${part.year} ${part.hour}:${part.minute}:${part.second}`;
 }
 
+/**
+ * The whole Pong text for `nowMs`. It changes once a second, so it is formatted once a second
+ * (Intl's formatToParts costs more than the rest of an authenticated ping).
+ */
+export function createPongText(timeZone: string): (nowMs?: number) => string {
+  let second = Number.NaN;
+  let text = "";
+  return (nowMs = Date.now()) => {
+    const current = Math.floor(nowMs / 1000);
+    if (current !== second) {
+      text = `Pong --> ${formatPongTime(new Date(current * 1000), timeZone)}`;
+      second = current;
+    }
+    return text;
+  };
+}
+
 export function registerPing(app: FastifyInstance, ctx: AppContext, url: string, surface: string): void {
+  const pongText = createPongText(ctx.config.timeZone);
   app.get(url, {
     schema: {
       summary: `Liveness of the ${surface} surface with the caller's credentials`,
@@ -40,6 +58,6 @@ export function registerPing(app: FastifyInstance, ctx: AppContext, url: string,
         },
       },
     },
-    handler: async (_request, reply) => reply.type("text/plain; charset=utf-8").send(`Pong --> ${formatPongTime(new Date(), ctx.config.timeZone)}`),
+    handler: async (_request, reply) => reply.type("text/plain; charset=utf-8").send(pongText()),
   });
 }

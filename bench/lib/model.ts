@@ -1,0 +1,64 @@
+/** The shape of one bench run's results (also the JSON written to bench/results/). */
+import type { LoadResult } from "./load.ts";
+
+export interface Measurement {
+  /** Route name, or "ceiling GET" / "ceiling POST" / "pg baseline POST". */
+  name: string;
+  target: "server" | "ceiling" | "baseline";
+  method: "GET" | "POST";
+  /** Growth phase ("10k items", "1M items"); empty for the main table. */
+  phase: string;
+  load: LoadResult;
+  warmup: LoadResult | undefined;
+  /** Highest RSS of the target process seen while this route ran, and its VmHWM afterwards. */
+  peakRssMb: number;
+  hwmMb: number;
+  /** CPU time the target used per second of the timed run (100 = one full core). */
+  cpuPercent: number;
+  /** CPU time the target spent per answered request, in microseconds. */
+  cpuMicrosPerRequest: number;
+  /** The ceiling's CPU µs per request of the same method over this one's: a cost ratio that is
+   * less sensitive than requests/s to other work competing for the machine. */
+  cpuRatioToCeiling: number | undefined;
+  /** requests/s over the ceiling's requests/s of the same method, measured in this run. */
+  ratioToCeiling: number | undefined;
+  /** Items stored at the end of the route (intake routes). */
+  storedItems?: number;
+}
+
+export interface Check {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+export interface Target {
+  name: string;
+  goal: string;
+  measured: string;
+  met: boolean;
+}
+
+export interface ProfileSummary {
+  route: string;
+  file: string;
+  totalMs: number;
+  topFunctions: Array<{ name: string; where: string; selfMs: number; percent: number }>;
+  byArea: Array<{ area: string; selfMs: number; percent: number }>;
+}
+
+export interface BenchReport {
+  startedAt: string;
+  finishedAt: string;
+  command: string;
+  loader: "wrk" | "autocannon";
+  machine: { cpu: string; cores: number; memoryGb: number; kernel: string; node: string; loadAverageStart: number[]; loadAverageEnd: number[]; shared: boolean };
+  settings: { store: string; storeDescription: string; durationSeconds: number; warmupSeconds: number; connections: number; companies: number; pinning: string; profile: boolean };
+  /** The ceiling over all its paired slices, and the lowest and highest of its pairings. */
+  ceiling: Record<"GET" | "POST", { rps: number; min: number; max: number }>;
+  measurements: Measurement[];
+  checks: Check[];
+  targets: Target[];
+  profiles: ProfileSummary[];
+  notes: string[];
+}

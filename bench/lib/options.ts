@@ -1,0 +1,105 @@
+/** Command-line flags of `npm run bench`. */
+import { parseArgs } from "node:util";
+
+export const ROUTE_NAMES = ["Authenticate", "Ping", "AddWorkItemCreate", "WorkItem", "WorkItems"] as const;
+export type RouteName = (typeof ROUTE_NAMES)[number];
+
+export interface BenchOptions {
+  store: "sqlite" | "postgres";
+  durationSeconds: number;
+  warmupSeconds: number;
+  connections: number;
+  routes: RouteName[];
+  companies: number;
+  loader: "auto" | "wrk" | "autocannon";
+  /** Also measure one-transaction-per-request over a plain pg pool (postgres only). */
+  baselinePg: boolean;
+  /** Preload 10,000 and 1,000,000 items and compare intake and paging against the empty store. */
+  growth: boolean;
+  growthItems: number;
+  /** Run each route in its own server process under node --cpu-prof. */
+  profile: boolean;
+  postgresUrl: string;
+  keep: boolean;
+  tag: string | undefined;
+}
+
+export const USAGE = `usage: npm run bench -- [flags]
+  --store sqlite|postgres   store of the server under test (default sqlite)
+  --duration N              seconds each route is driven (default 10)
+  --warmup N                seconds of warm-up before each route (default 3)
+  --connections N           concurrent connections (default 50)
+  --routes A,B              subset of ${ROUTE_NAMES.join(",")} (default all)
+  --loader auto|wrk|autocannon  load generator (default: wrk when installed)
+  --baseline-pg             with postgres: also measure a plain pg pool, one transaction per request
+                            (on by default with --store postgres; --no-baseline-pg turns it off)
+  --growth                  preload 10,000 and 1,000,000 items; compare with the empty store
+  --growth-items N          the large preload (default 1000000)
+  --profile                 run each route in its own server under node --cpu-prof
+  --postgres-url URL        server for --store postgres (default postgres://root@127.0.0.1:5432/test)
+  --keep                    keep the temp data folder / PostgreSQL schema afterwards
+  --tag NAME                added to the result file names`;
+
+function positive(name: string, text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number, got ${JSON.stringify(text)}`);
+  return value;
+}
+
+export function parseOptions(argv: string[]): BenchOptions {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      store: { type: "string", default: "sqlite" },
+      duration: { type: "string" },
+      warmup: { type: "string" },
+      connections: { type: "string" },
+      routes: { type: "string" },
+      companies: { type: "string" },
+      loader: { type: "string", default: "auto" },
+      "baseline-pg": { type: "boolean" },
+      "no-baseline-pg": { type: "boolean" },
+      growth: { type: "boolean", default: false },
+      "growth-items": { type: "string" },
+      profile: { type: "boolean", default: false },
+      "postgres-url": { type: "string", default: "postgres://root@127.0.0.1:5432/test" },
+      keep: { type: "boolean", default: false },
+      tag: { type: "string" },
+      help: { type: "boolean", default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
+  if (values.store !== "sqlite" && values.store !== "postgres") throw new Error(`--store must be sqlite or postgres, got ${JSON.stringify(values.store)}`);
+  if (!["auto", "wrk", "autocannon"].includes(values.loader)) throw new Error(`--loader must be auto, wrk or autocannon`);
+  const routes = (values.routes ?? ROUTE_NAMES.join(","))
+    .split(",")
+    .map((name) => name.trim())
+    .filter(Boolean)
+    .map((name) => {
+      const route = ROUTE_NAMES.find((known) => known.toLowerCase() === name.toLowerCase());
+      if (!route) throw new Error(`unknown route ${JSON.stringify(name)}; known: ${ROUTE_NAMES.join(", ")}`);
+      return route;
+    });
+  if (values.tag !== undefined && !/^[A-Za-z0-9._-]{1,40}$/.test(values.tag)) throw new Error("--tag may hold letters, digits, . _ - only");
+  return {
+    store: values.store,
+    durationSeconds: positive("duration", values.duration, 10),
+    warmupSeconds: values.warmup === "0" ? 0 : positive("warmup", values.warmup, 3),
+    connections: Math.round(positive("connections", values.connections, 50)),
+    routes,
+    companies: Math.round(positive("companies", values.companies, 10)),
+    loader: values.loader as BenchOptions["loader"],
+    baselinePg: values.store === "postgres" && !values["no-baseline-pg"] ? true : Boolean(values["baseline-pg"]),
+    growth: values.growth,
+    growthItems: Math.round(positive("growth-items", values["growth-items"], 1_000_000)),
+    profile: values.profile,
+    postgresUrl: values["postgres-url"],
+    keep: values.keep,
+    tag: values.tag,
+  };
+}

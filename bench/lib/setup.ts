@@ -1,0 +1,93 @@
+/**
+ * Getting a server ready to measure: the production build, the server process (pinned, with a
+ * fresh data folder), tenants made with the real CLI, their tokens from the real login route,
+ * and a first set of items to read back.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { freePort, pinned, runToEnd, startProcess, type Started } from "./processes.ts";
+import { workItemBodies, type BenchTenant } from "./routes.ts";
+import type { BenchStore } from "./stores.ts";
+
+export const ROOT = join(import.meta.dirname, "..", "..");
+
+export async function buildProduction(): Promise<void> {
+  await runToEnd("npm", ["run", "--silent", "build"], { ...process.env, npm_config_loglevel: "error" });
+  if (!existsSync(join(ROOT, "dist", "server.js"))) throw new Error("npm run build produced no dist/server.js");
+}
+
+/** The environment of the server under test: production build, quiet logs, limits that never bind. */
+export function serverEnv(store: BenchStore, port: number): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    NODE_ENV: "production",
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    // HTTP only: the bot's scheduled runs would otherwise compete with intake for the core.
+    ROLE: "api",
+    DATABASE_URL: store.databaseUrl,
+    LOG_LEVEL: "warn",
+    // The limiter stays on, at a rate no bench reaches, so its cost is measured but it never answers 429.
+    RATE_LIMIT_TENANT_RPS: "1000000",
+    RATE_LIMIT_TENANT_BURST: "1000000",
+    LOGIN_FAILURES_PER_MINUTE: "1000000",
+    TZ: "UTC",
+  };
+}
+
+export async function startServer(store: BenchStore, cpus: string | undefined, nodeFlags: string[] = []): Promise<Started> {
+  const port = await freePort();
+  const [command, args] = pinned(cpus, process.execPath, [...nodeFlags, join(ROOT, "dist", "server.js")]);
+  return startProcess({ name: "server", command, args, env: serverEnv(store, port), port, readyPath: "/healthz" });
+}
+
+export async function startCeiling(cpus: string | undefined): Promise<Started> {
+  const port = await freePort();
+  const [command, args] = pinned(cpus, process.execPath, [join(ROOT, "bench", "servers", "ceiling.mjs"), String(port)]);
+  return startProcess({ name: "ceiling", command, args, port });
+}
+
+/** Companies 1..n, each with one API key, made through the admin CLI of the production build. */
+export async function createTenants(store: BenchStore, count: number): Promise<Array<{ companyId: number; apiKey: string; secret: string }>> {
+  const env = { ...process.env, DATABASE_URL: store.databaseUrl, LOG_LEVEL: "warn" };
+  const tenants = [];
+  for (let companyId = 1; companyId <= count; companyId++) {
+    await runToEnd(process.execPath, [join(ROOT, "dist", "cli", "main.js"), "companies", "create", "--company-id", String(companyId), "--name", `Bench ${companyId}`, "--json"], env);
+    const out = await runToEnd(process.execPath, [join(ROOT, "dist", "cli", "main.js"), "keys", "create", "--company-id", String(companyId), "--name", "bench", "--json"], env);
+    const key = JSON.parse(out) as { apiKey: string; secret: string };
+    tenants.push({ companyId, apiKey: key.apiKey, secret: key.secret });
+  }
+  return tenants;
+}
+
+export async function login(baseUrl: string, apiKey: string, secret: string): Promise<string> {
+  const response = await fetch(`${baseUrl}/api/Login/Authenticate`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ apiKey, secret }),
+  });
+  if (response.status !== 200) throw new Error(`login failed: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { bearerToken: string }).bearerToken;
+}
+
+/** Adds `perTenant` items per company over HTTP and records their ids; returns the 200 count. */
+export async function seedItems(baseUrl: string, tenants: BenchTenant[], perTenant: number): Promise<number> {
+  let ok = 0;
+  await Promise.all(
+    tenants.map(async (tenant) => {
+      const bodies = workItemBodies(tenant.companyId);
+      for (let i = 0; i < perTenant; i++) {
+        const response = await fetch(`${baseUrl}/api/AuthorityRvdm/AddWorkItemCreate`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${tenant.token}` },
+          body: bodies[i % bodies.length]!.replace("@REF@", `seed-${i}`),
+        });
+        if (response.status !== 200) throw new Error(`seeding failed: ${response.status} ${await response.text()}`);
+        ok++;
+        tenant.itemIds.push(((await response.json()) as { workItemId: number }).workItemId);
+      }
+    }),
+  );
+  return ok;
+}

@@ -1,0 +1,177 @@
+/**
+ * Group commit for the embedded store, on a writer thread (intake-worker.ts).
+ *
+ * The adds of one event-loop tick go to the writer thread as one message. While the writer
+ * commits one group (and waits for its fsync), the event loop keeps parsing, validating and
+ * posting; when the commit is done, the writer takes everything posted meanwhile as the next
+ * group. So under load one fsync serves many requests, the writer never idles waiting for the
+ * event loop, and when idle a lone request is written at once. Each promise resolves only after
+ * the commit of its group.
+ */
+import { Worker } from "node:worker_threads";
+import { StoreUnavailableError } from "../../errors.ts";
+import type { AddWorkItemOutcome, NewWorkItem } from "../store.ts";
+import type { IntakeJob, IntakeResult } from "./intake-sql.ts";
+
+interface Pending {
+  job: IntakeJob;
+  resolve: (outcome: AddWorkItemOutcome) => void;
+  reject: (error: unknown) => void;
+}
+
+type Reply =
+  | { parts: Array<{ id: number; results: IntakeResult[] }>; commitMs: number; size: number }
+  | { ids: number[]; failed: { message: string; code: string | undefined } };
+
+/** Group sizes seen so far: how many commits served how many items, and how long they took. */
+export interface GroupCommitStats {
+  groups: number;
+  items: number;
+  largest: number;
+  /** sizes[n] = number of groups of n items (n capped at the last slot). */
+  sizes: number[];
+  /** commitMs[n] = number of groups whose transaction took n to n+1 ms (capped at the last slot). */
+  commitMs: number[];
+}
+
+/** An item the writer refused on its own (the rest of its group was stored). */
+export class IntakeItemError extends Error {
+  override name = "IntakeItemError";
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+  }
+}
+
+function startWorker(path: string): Worker {
+  if (!import.meta.url.endsWith(".ts")) return new Worker(new URL("./intake-worker.js", import.meta.url), { workerData: { path } });
+  // Run from source (tsx: tests, npm start): loader hooks are not inherited by worker threads, so
+  // the worker registers tsx itself before it loads the TypeScript worker module.
+  const tsx = import.meta.resolve("tsx/esm/api");
+  const worker = new URL("./intake-worker.ts", import.meta.url).href;
+  const code = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(worker)}); });`;
+  return new Worker(code, { eval: true, workerData: { path } });
+}
+
+export class IntakeWriter {
+  private readonly worker: Worker;
+  private queue: Pending[] = [];
+  /** Posted to the writer, not answered yet, by message id. */
+  private readonly inFlight = new Map<number, Pending[]>();
+  private nextId = 1;
+  private scheduled = false;
+  private closed = false;
+  private drained: (() => void) | undefined;
+  private broken: Error | undefined;
+  readonly stats: GroupCommitStats = { groups: 0, items: 0, largest: 0, sizes: new Array(65).fill(0), commitMs: new Array(51).fill(0) };
+
+  constructor(path: string) {
+    this.worker = startWorker(path);
+    this.worker.on("message", (reply: Reply) => this.settle(reply));
+    this.worker.on("error", (error) => this.fail(error));
+    this.worker.on("exit", (code) => {
+      if (!this.closed) this.fail(new Error(`the intake writer thread exited with code ${code}`));
+    });
+    // An idle writer must not keep the process alive on its own.
+    this.worker.unref();
+  }
+
+  add(input: NewWorkItem): Promise<AddWorkItemOutcome> {
+    if (this.closed || this.broken) return Promise.reject(new StoreUnavailableError("the intake writer is not running", { cause: this.broken }));
+    const job: IntakeJob = {
+      companyId: input.companyId,
+      workType: input.workType,
+      customerReference: input.customerReference,
+      documentReference: input.documentReference,
+      webhookUrl: input.webhookUrl,
+      requestJson: JSON.stringify(input.request),
+      batchMaxItems: input.batchMaxItems,
+      ...(input.idempotency ? { idempotency: input.idempotency } : {}),
+    };
+    return new Promise((resolve, reject) => {
+      this.queue.push({ job, resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => {
+          this.scheduled = false;
+          this.send();
+        });
+      }
+    });
+  }
+
+  /** Resolves once every queued add is settled; then stops the writer thread. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    if (this.inFlight.size > 0 || this.queue.length > 0) {
+      await new Promise<void>((resolve) => {
+        this.drained = resolve;
+        if (!this.scheduled) this.send();
+      });
+    }
+    this.closed = true;
+    if (this.broken) return;
+    this.worker.ref();
+    const exited = new Promise((resolve) => this.worker.once("exit", resolve));
+    this.worker.postMessage({ close: true });
+    await exited;
+  }
+
+  private send(): void {
+    if (this.queue.length > 0) {
+      const id = this.nextId++;
+      this.inFlight.set(id, this.queue);
+      this.worker.postMessage({ id, jobs: this.queue.map((p) => p.job) });
+      this.queue = [];
+      this.worker.ref();
+    }
+    if (this.inFlight.size === 0) this.drained?.();
+  }
+
+  private settle(reply: Reply): void {
+    if ("failed" in reply) {
+      // The commit failed: nothing of this group is stored, so nobody may see a 200.
+      const error = new StoreUnavailableError(`SQLite commit failed: ${reply.failed.message}`);
+      for (const id of reply.ids) {
+        for (const pending of this.inFlight.get(id) ?? []) pending.reject(error);
+        this.inFlight.delete(id);
+      }
+    } else {
+      this.record(reply.size, reply.commitMs);
+      for (const { id, results } of reply.parts) {
+        const group = this.inFlight.get(id) ?? [];
+        this.inFlight.delete(id);
+        results.forEach((result, index) => {
+          const pending = group[index]!;
+          if (result.kind === "error") pending.reject(new IntakeItemError(result.message, result.code));
+          else if (result.kind === "keyReused") pending.resolve({ kind: "keyReused" });
+          else pending.resolve({ kind: result.kind, key: { workBatchId: result.workBatchId, workItemId: result.workItemId } });
+        });
+      }
+    }
+    if (this.inFlight.size === 0) {
+      this.worker.unref();
+      if (this.queue.length === 0) this.drained?.();
+    }
+  }
+
+  private fail(error: Error): void {
+    this.broken = error;
+    const stranded = [...[...this.inFlight.values()].flat(), ...this.queue];
+    this.inFlight.clear();
+    this.queue = [];
+    const unavailable = new StoreUnavailableError("the intake writer stopped", { cause: error });
+    for (const pending of stranded) pending.reject(unavailable);
+    this.drained?.();
+  }
+
+  private record(size: number, commitMs: number): void {
+    this.stats.commitMs[Math.min(Math.floor(commitMs), this.stats.commitMs.length - 1)]! += 1;
+    this.stats.groups += 1;
+    this.stats.items += size;
+    this.stats.largest = Math.max(this.stats.largest, size);
+    this.stats.sizes[Math.min(size, this.stats.sizes.length - 1)]! += 1;
+  }
+}
