@@ -152,7 +152,7 @@ async function main(): Promise<number> {
     /** Records a route and its paired ceiling, with the route's ratios to that ceiling. */
     const record = (result: { route: Measurement; ceiling?: Measurement }) => {
       const { route, ceiling: paired } = result;
-      if (paired) {
+      if (paired?.target === "ceiling") {
         route.ratioToCeiling = route.load.requestsPerSecond / paired.load.requestsPerSecond;
         route.cpuRatioToCeiling = paired.cpuMicrosPerRequest / route.cpuMicrosPerRequest;
         paired.ratioToCeiling = 1;
@@ -161,8 +161,7 @@ async function main(): Promise<number> {
       measurements.push(route, ...(paired ? [paired] : []));
     };
 
-    const measureRoute = async (s: Session, route: RouteName, phase?: string) => {
-      // The main table pairs every route with the ceiling; growth phases compare sizes instead.
+    const measureRoute = async (s: Session, route: RouteName) => {
       let server = s.server;
       if (options.profile) {
         // One server process per route, so each CPU profile holds one route's work only.
@@ -176,13 +175,12 @@ async function main(): Promise<number> {
           name: route,
           target: "server",
           method: METHOD[route],
-          ...(phase ? { phase } : {}),
           pid: server.pid,
           port: server.port,
           requests: templatesFor(route, s.tenants),
           countAnswers: route === "AddWorkItemCreate",
         },
-        phase ? undefined : ceilingFor(route, METHOD[route]),
+        ceilingFor(route, METHOD[route]),
       );
       if (route === "AddWorkItemCreate") s.ledger.record(result.route, options.connections);
       record(result);
@@ -192,12 +190,11 @@ async function main(): Promise<number> {
         // node --cpu-prof writes one file per thread: CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile;
         // thread 0 is the event loop, others are workers (the SQLite intake writer).
         const written = readdirSync(profileDir).filter((f) => f.endsWith(".cpuprofile") && !before.has(f));
-        const suffix = phase ? `-${phase.replace(/\W+/g, "")}` : "";
         for (const name of written) {
           const thread = Number(/\.(\d+)\.\d+\.cpuprofile$/.exec(name)?.[1] ?? 0);
-          const file = join(profileDir, `${route}${suffix}${thread === 0 ? "" : `-thread${thread}`}.cpuprofile`);
+          const file = join(profileDir, `${route}${thread === 0 ? "" : `-thread${thread}`}.cpuprofile`);
           renameSync(join(profileDir, name), file);
-          const summary = summariseProfile(file, `${route}${phase ? ` @ ${phase}` : ""}${thread === 0 ? "" : ` (worker thread ${thread})`}`);
+          const summary = summariseProfile(file, `${route}${thread === 0 ? "" : ` (worker thread ${thread})`}`);
           // A worker that only started and idled (no intake on this route) is not worth a table.
           if (thread === 0 || route === "AddWorkItemCreate") profiles.push(summary);
         }
@@ -214,7 +211,7 @@ async function main(): Promise<number> {
 
     if (options.growth) {
       await main.server.stop();
-      await runGrowth(options, pinning?.server, measureRoute, checks, cleanups);
+      await runGrowth(options, ctx, pinning?.server, record, checks, cleanups);
     }
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => log(`cleanup: ${(error as Error).message}`));
@@ -302,14 +299,15 @@ async function measureBaseline(
 
 /**
  * Growth: three fresh stores and servers side by side, an empty one (just the seeded items), one
- * of 10,000 items and one of `growthItems`, preloaded with bulk SQL. Their measurements alternate
- * (two rounds each), so drift in the machine's load does not fall on one size only. Paging is
- * measured before intake, since intake adds items.
+ * of 10,000 items and one of `growthItems`, preloaded with bulk SQL. Sizes are compared in
+ * alternating slices (like a route and the ceiling), so drift in the machine's load falls on both
+ * alike. Paging is measured before intake, since intake adds items.
  */
 async function runGrowth(
   options: BenchOptions,
+  ctx: MeasureContext,
   serverCpus: string | undefined,
-  measureRoute: (s: Session, route: RouteName, phase?: string) => Promise<void>,
+  record: (result: { route: Measurement; ceiling?: Measurement }) => void,
   checks: Check[],
   cleanups: Array<() => Promise<void>>,
 ): Promise<void> {
@@ -319,10 +317,10 @@ async function runGrowth(
     { name: label(10_000), total: 10_000 },
     { name: label(options.growthItems), total: options.growthItems },
   ];
-  const sessions = new Map<string, Session>();
+  const sessions: Session[] = [];
   for (const size of sizes) {
     const session = await openSession(options, `growth_${size.total}`, serverCpus);
-    sessions.set(size.name, session);
+    sessions.push(session);
     cleanups.push(async () => {
       await session.server.stop();
       await session.store.cleanup();
@@ -339,19 +337,24 @@ async function runGrowth(
     // Preloaded rows were never acknowledged over HTTP; the ledger counts them with the seeded ones.
     session.ledger.seeded += stored - session.ledger.answered;
   }
-  const [empty, small, large] = sizes.map((size) => size.name) as [string, string, string];
-  const plan: Array<[RouteName, string]> = [
-    ["WorkItems", small],
-    ["WorkItems", large],
-    ["WorkItems", small],
-    ["WorkItems", large],
-    ["AddWorkItemCreate", empty],
-    ["AddWorkItemCreate", large],
-    ["AddWorkItemCreate", empty],
-    ["AddWorkItemCreate", large],
-  ];
-  for (const [route, size] of plan) await measureRoute(sessions.get(size)!, route, size);
-  for (const [name, session] of sessions) checks.push(session.ledger.check(`growth (${name}): every acknowledged item is stored`, await session.store.countItems()));
+  const input = (route: RouteName, index: number): MeasureInput => ({
+    name: route,
+    target: "server",
+    method: METHOD[route],
+    phase: sizes[index]!.name,
+    pid: sessions[index]!.server.pid,
+    port: sessions[index]!.server.port,
+    requests: templatesFor(route, sessions[index]!.tenants),
+    countAnswers: route === "AddWorkItemCreate",
+  });
+  record(await measure(ctx, input("WorkItems", 1), input("WorkItems", 2)));
+  const intake = await measure(ctx, input("AddWorkItemCreate", 0), input("AddWorkItemCreate", 2));
+  sessions[0]!.ledger.record(intake.route, options.connections);
+  sessions[2]!.ledger.record(intake.ceiling!, options.connections);
+  record(intake);
+  for (const [index, session] of sessions.entries()) {
+    checks.push(session.ledger.check(`growth (${sizes[index]!.name}): every acknowledged item is stored`, await session.store.countItems()));
+  }
 }
 
 main().then(

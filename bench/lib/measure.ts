@@ -135,12 +135,12 @@ function describe(m: Measurement): string {
 }
 
 /**
- * Measures `input`, and `ceiling` in alternating slices when given. Both get a warm-up first
- * (the ceiling a short one).
+ * Measures `input`, and `ceiling` (or any other target it is compared with) in alternating
+ * slices when given. Both get a warm-up first; a ceiling (nothing to warm) a short one.
  */
 export async function measure(ctx: MeasureContext, input: MeasureInput, ceiling?: MeasureInput): Promise<{ route: Measurement; ceiling?: Measurement }> {
   const warmup = await warmUp(ctx, input, ctx.warmupSeconds);
-  const ceilingWarmup = ceiling ? await warmUp(ctx, ceiling, Math.min(ctx.warmupSeconds, 1)) : undefined;
+  const ceilingWarmup = ceiling ? await warmUp(ctx, ceiling, ceiling.target === "ceiling" ? Math.min(ctx.warmupSeconds, 1) : ctx.warmupSeconds) : undefined;
   const slices = ceiling ? Math.max(1, Math.round(ctx.durationSeconds / SLICE_SECONDS)) : 1;
   const seconds = ctx.durationSeconds / slices;
   const route = new Tally(ctx, input);

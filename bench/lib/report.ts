@@ -96,30 +96,33 @@ const escapeXml = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&
 export function svgChart(report: BenchReport): string {
   const ms_ = report.measurements;
   const rowH = 26;
-  const left = 250;
+  const left = 270;
   const barW = 520;
   const width = left + barW + 170;
   const panelH = ms_.length * rowH + 40;
   const height = 50 + panelH * 2 + 30;
   const maxRps = Math.max(1, ...ms_.map((m) => m.load.requestsPerSecond));
-  const maxP99 = Math.max(1, ...ms_.map((m) => m.load.latencyMs.p99));
+  const maxP99 = Math.max(2, ...ms_.map((m) => m.load.latencyMs.p99));
+  // p99 spans orders of magnitude (a bare server's 2 ms, a 50-item page's 200 ms): log scale from 0.5 ms.
+  const logScale = (ms: number) => Math.log10(Math.max(ms, 0.5) / 0.5) / Math.log10(maxP99 / 0.5);
+  const chartLabel = (m: Measurement) => (m.target === "ceiling" ? `└ ceiling ${m.method} (paired)` : label(m));
   const colour = (m: Measurement) => (m.target === "ceiling" ? "#9aa5b1" : m.target === "baseline" ? "#d08c60" : "#2f6fb0");
   const parts: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="Helvetica, Arial, sans-serif" font-size="12">`,
     `<rect width="100%" height="100%" fill="#ffffff"/>`,
     `<text x="12" y="22" font-size="15" font-weight="bold">${escapeXml(`Work-Item API bench ${report.startedAt} (${report.settings.store}, ${report.settings.connections} connections, ${report.loader})`)}</text>`,
   ];
-  const panel = (top: number, title: string, value: (m: Measurement) => number, max: number, text: (m: Measurement) => string, marks: Array<{ at: number; label: string }>) => {
+  const panel = (top: number, title: string, value: (m: Measurement) => number, max: number, text: (m: Measurement) => string, marks: Array<{ at: number; label: string }>, scale = (v: number) => v / max) => {
     parts.push(`<text x="12" y="${top + 16}" font-weight="bold">${escapeXml(title)}</text>`);
     ms_.forEach((m, i) => {
       const y = top + 28 + i * rowH;
-      const w = Math.max(1, (value(m) / max) * barW);
-      parts.push(`<text x="${left - 8}" y="${y + 15}" text-anchor="end">${escapeXml(label(m))}</text>`);
+      const w = Math.max(1, scale(value(m)) * barW);
+      parts.push(`<text x="${left - 8}" y="${y + 15}" text-anchor="end"${m.target === "ceiling" ? ' fill="#555"' : ""}>${escapeXml(chartLabel(m))}</text>`);
       parts.push(`<rect x="${left}" y="${y + 3}" width="${w.toFixed(1)}" height="${rowH - 8}" fill="${colour(m)}"/>`);
       parts.push(`<text x="${left + w + 6}" y="${y + 15}">${escapeXml(text(m))}</text>`);
     });
     for (const mark of marks) {
-      const x = left + (mark.at / max) * barW;
+      const x = left + scale(mark.at) * barW;
       parts.push(`<line x1="${x.toFixed(1)}" y1="${top + 24}" x2="${x.toFixed(1)}" y2="${top + 28 + ms_.length * rowH}" stroke="#c0392b" stroke-dasharray="4 3"/>`);
       parts.push(`<text x="${x.toFixed(1)}" y="${top + 22}" text-anchor="middle" fill="#c0392b" font-size="11">${escapeXml(mark.label)}</text>`);
     }
@@ -132,7 +135,15 @@ export function svgChart(report: BenchReport): string {
     (m) => `${int(m.load.requestsPerSecond)}${m.target === "ceiling" ? "" : ` (${pct(m.ratioToCeiling)})`}`,
     (["GET", "POST"] as const).filter((method) => report.ceiling[method].rps > 0).map((method) => ({ at: report.ceiling[method].rps, label: method })),
   );
-  panel(40 + panelH, "p99 latency, ms", (m) => m.load.latencyMs.p99, maxP99, (m) => `${ms(m.load.latencyMs.p99)} ms`, []);
+  panel(
+    40 + panelH,
+    "p99 latency, ms (log scale)",
+    (m) => m.load.latencyMs.p99,
+    maxP99,
+    (m) => `${ms(m.load.latencyMs.p99)} ms`,
+    [1, 10, 100, 1000].filter((at) => at <= maxP99).map((at) => ({ at, label: `${at} ms` })),
+    logScale,
+  );
   parts.push(`<text x="12" y="${height - 10}" font-size="11" fill="#555">blue: this service; grey: bare node:http ceiling; orange: plain pg pool baseline</text>`);
   parts.push("</svg>");
   return `${parts.join("\n")}\n`;
