@@ -13,7 +13,7 @@ import { createKey } from "../../src/admin/admin.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { availableBackends } from "../helpers/backends.ts";
 import { createPgCluster, pgClusterUnsupported, type PgCluster } from "../helpers/pg-cluster.ts";
-import { startServer, type ServerProcess } from "../helpers/hardened-server.ts";
+import { startServer, type ServerProcess } from "../helpers/processes.ts";
 import { TEST_JWT_SECRET, validWorkItem } from "../helpers/test-app.ts";
 
 const COMPANY = 1101;
@@ -37,7 +37,7 @@ interface Outcome {
 async function add(server: ServerProcess, token: string, key: string): Promise<Outcome> {
   const at = Date.now();
   try {
-    const response = await fetch(`${server.url}/api/AuthorityRvdm/AddWorkItemCreate`, {
+    const response = await fetch(`${server.baseUrl}/api/AuthorityRvdm/AddWorkItemCreate`, {
       method: "POST",
       headers: { "content-type": "application/json", authorization: `Bearer ${token}`, "idempotency-key": key },
       body: bodyFor(key),
@@ -60,7 +60,7 @@ describe("PostgreSQL outage under load", { skip }, () => {
       const key = await createKey(setup, { companyId: COMPANY });
       await setup.close();
       server = await startServer({ DATABASE_URL: cluster.url, JWT_SECRET: TEST_JWT_SECRET, ROLE: "api", RATE_LIMIT_TENANT_RPS: "0" });
-      const login = await fetch(`${server.url}/api/Login/Authenticate`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ apiKey: key.apiKey, secret: key.secret }) });
+      const login = await fetch(`${server.baseUrl}/api/Login/Authenticate`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ apiKey: key.apiKey, secret: key.secret }) });
       const { bearerToken } = (await login.json()) as { bearerToken: string };
 
       const outcomes: Outcome[] = [];
@@ -73,7 +73,7 @@ describe("PostgreSQL outage under load", { skip }, () => {
       const poller = async () => {
         while (running) {
           const at = Date.now();
-          const status = await fetch(`${server!.url}/readyz`, { signal: AbortSignal.timeout(5000) }).then((r) => r.status, () => "network" as const);
+          const status = await fetch(`${server!.baseUrl}/readyz`, { signal: AbortSignal.timeout(5000) }).then((r) => r.status, () => "network" as const);
           readiness.push({ status, at });
           await sleep(100);
         }
