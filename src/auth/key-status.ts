@@ -1,6 +1,7 @@
 /**
- * API key rows, cached per key for at most `ttlMs` (default 2 s), for the bearer guard (is the
- * key of this token still active?) and for login (the row with its secret hash).
+ * API key rows, cached per key for at most `ttlMs` (default 2 s). The app keeps two: one for the
+ * bearer guard (is the key of this token still active?) and one for login (the row with its
+ * secret hash), so a login does not warm the guard's entry for a key.
  *
  * Revocation: a key revoked through any process is refused by every process once its entry
  * goes stale, i.e. within `ttlMs`, well within the promised 5 seconds, for tokens AND for
@@ -8,7 +9,8 @@
  * read per key per interval instead of one per login (a read was ~12% of a login's CPU on
  * SQLite and a network round trip on PostgreSQL). The cache holds only what the store holds
  * (the SHA-256 of the secret, never the secret), and login still hashes the presented secret
- * and compares it in constant time on every attempt.
+ * and compares it in constant time on every attempt. A failed read is not cached and is not
+ * answered from a stale entry: with the store gone, a key whose entry is stale gets 503.
  */
 import type { ApiKeyWithHash, Store } from "../store/store.ts";
 
