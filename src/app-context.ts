@@ -11,7 +11,13 @@ export interface AppContext {
   config: Config;
   store: Store;
   tokens: TokenService;
+  /** Key status for the bearer guard (tokens of a revoked key are refused within 2 s). */
   keyStatus: KeyStatusCache;
+  /**
+   * Key rows for login, its own cache so that a login never warms the guard's entries: the
+   * guard's first look at a key after a revoke still reads the store.
+   */
+  loginKeys: KeyStatusCache;
   /** Prometheus metrics of this app instance; the bot and the dispatcher record into it too. */
   metrics: Metrics;
   /** Failed-login and per-company limits (SPEC §8). */

@@ -44,6 +44,7 @@ export async function createAppContext(
   const secret = config.jwtSecret ?? (await store.getOrCreateSigningSecret(randomBytes(48).toString("base64url")));
   const tokens = new TokenService({ secret, issuer: config.jwtIssuer, audience: config.jwtAudience, ttlSeconds: config.tokenTtlSeconds });
   const keyStatus = new KeyStatusCache(store);
+  const loginKeys = new KeyStatusCache(store);
   const rateLimits = createRateLimits(config, logger);
   await rateLimits.ready();
   const guard = createBearerGuard(tokens, keyStatus);
@@ -57,7 +58,7 @@ export async function createAppContext(
         });
       }
     : guard;
-  return { config, store, tokens, keyStatus, metrics, rateLimits, bearerGuard };
+  return { config, store, tokens, keyStatus, loginKeys, metrics, rateLimits, bearerGuard };
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;

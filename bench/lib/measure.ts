@@ -142,7 +142,9 @@ export async function measure(ctx: MeasureContext, input: MeasureInput, ceiling?
   const warmup = await warmUp(ctx, input, ctx.warmupSeconds);
   const ceilingWarmup = ceiling ? await warmUp(ctx, ceiling, ceiling.target === "ceiling" ? Math.min(ctx.warmupSeconds, 1) : ctx.warmupSeconds) : undefined;
   const slices = ceiling ? Math.max(1, Math.round(ctx.durationSeconds / SLICE_SECONDS)) : 1;
-  const seconds = ctx.durationSeconds / slices;
+  // wrk takes whole seconds only (`-d1.67s` is a usage error), so a slice is a whole number of
+  // seconds; `--duration 5` becomes three slices of 2 s.
+  const seconds = Math.max(1, Math.round(ctx.durationSeconds / slices));
   const route = new Tally(ctx, input);
   const paired = ceiling ? new Tally(ctx, ceiling) : undefined;
   for (let slice = 1; slice <= slices; slice++) {

@@ -134,6 +134,9 @@ describe("SQLite outages", () => {
       assertUnavailable(await add(t, tenant, "Y"));
       assertUnavailable(await t.app.inject({ url: `/api/AuthorityRvdm/WorkItem/${id}`, headers: bearer(tenant.token) }));
       assertUnavailable(await t.app.inject({ url: "/api/AuthorityRvdm/WorkItems", headers: bearer(tenant.token) }));
+      // Login reads key rows through a 2 s cache (src/auth/key-status.ts); once the tenant's
+      // entry from its own login is stale, the store must be asked, and it is gone.
+      await new Promise((resolve) => setTimeout(resolve, 2100));
       assertUnavailable(await t.app.inject({ method: "POST", url: "/api/Login/Authenticate", payload: { apiKey: tenant.apiKey, secret: tenant.secret } }));
       const ready = await t.app.inject({ url: "/readyz" });
       assert.equal(ready.statusCode, 503);

@@ -57,7 +57,10 @@ export async function registerLogin(app: FastifyInstance, ctx: AppContext): Prom
       let outcome: "failed" | "succeeded" | "undecided" = "undecided";
       try {
         const parsed = parseApiKey(apiKey);
-        const key = parsed && (await ctx.store.findApiKey(parsed.companyId, parsed.keyId));
+        // The row comes from login's key cache (at most 2 s old, the same bound as for tokens: a
+        // revoked key can log in for at most that long, see src/auth/key-status.ts).
+        let key = parsed && ctx.loginKeys.lookup(parsed.companyId, parsed.keyId);
+        if (key instanceof Promise) key = await key;
         if (!key || key.revokedAt !== null || !secretMatches(secret, key.secretHash)) {
           outcome = "failed";
           throw invalidCredentials();
