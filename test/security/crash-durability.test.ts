@@ -9,38 +9,13 @@ import { createKey } from "../../src/admin/admin.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { availableBackends } from "../helpers/backends.ts";
 import { startServer, type ServerProcess } from "../helpers/processes.ts";
-import { TEST_JWT_SECRET, validWorkItem } from "../helpers/test-app.ts";
+import { addOverHttp, unanswered, type AddAttempt } from "../helpers/http-add.ts";
+import { TEST_JWT_SECRET } from "../helpers/test-app.ts";
 
 const COMPANY = 1201;
 const CLIENTS = 8;
 /** SIGKILL once this many adds were acknowledged. */
 const ACKS_BEFORE_KILL = 150;
-
-/** One body per key: a retry must send exactly what the first attempt sent. */
-const bodies = new Map<string, string>();
-const bodyFor = (key: string) => bodies.get(key) ?? bodies.set(key, JSON.stringify(validWorkItem({ customerReference: key }))).get(key)!;
-
-interface Attempt {
-  key: string;
-  status: number | "network";
-  workItemId?: number;
-  replayed?: boolean;
-}
-
-async function add(server: ServerProcess, token: string, key: string): Promise<Attempt> {
-  try {
-    const response = await fetch(`${server.baseUrl}/api/AuthorityRvdm/AddWorkItemCreate`, {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${token}`, "idempotency-key": key },
-      body: bodyFor(key),
-      signal: AbortSignal.timeout(10_000),
-    });
-    const body = (await response.json()) as { workItemId?: number };
-    return { key, status: response.status, workItemId: body.workItemId, replayed: response.headers.get("idempotency-replayed") === "true" };
-  } catch {
-    return { key, status: "network" };
-  }
-}
 
 async function listAll(server: ServerProcess, token: string): Promise<Array<{ workItemId: number; customerReference: string }>> {
   const items: Array<{ workItemId: number; customerReference: string }> = [];
@@ -68,16 +43,16 @@ for (const backend of await availableBackends()) {
         const login = await fetch(`${server.baseUrl}/api/Login/Authenticate`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ apiKey: key.apiKey, secret: key.secret }) });
         const { bearerToken } = (await login.json()) as { bearerToken: string };
 
-        const attempts: Attempt[] = [];
+        const attempts: AddAttempt[] = [];
         let sequence = 0;
         let acks = 0;
         let killed: Promise<void> | undefined;
         const victim = server;
         const client = async () => {
           for (;;) {
-            const attempt = await add(victim, bearerToken, `crash-${sequence++}`);
+            const attempt = await addOverHttp(victim.baseUrl, bearerToken, `crash-${sequence++}`);
             attempts.push(attempt);
-            if (attempt.status === "network") return;
+            if (unanswered(attempt)) return;
             assert.equal(attempt.status, 200, `before the crash every add succeeds (${attempt.key})`);
             if (++acks === ACKS_BEFORE_KILL) killed = victim.kill();
           }
@@ -86,7 +61,7 @@ for (const backend of await availableBackends()) {
         await killed;
         assert.equal(await victim.exited, null, "ended by the SIGKILL, not by itself");
         const acknowledged = attempts.filter((a) => a.status === 200);
-        const lost = attempts.filter((a) => a.status === "network");
+        const lost = attempts.filter(unanswered);
         assert.ok(acknowledged.length >= ACKS_BEFORE_KILL);
         assert.ok(lost.length > 0, "some requests were in flight when the process died");
         t.diagnostic(`${acknowledged.length} adds acknowledged, ${lost.length} in flight at the SIGKILL`);
@@ -100,7 +75,7 @@ for (const backend of await availableBackends()) {
 
         // Clients retry everything they sent, acknowledged or not, with the same key and body.
         for (const a of attempts) {
-          const retry = await add(server, bearerToken, a.key);
+          const retry = await addOverHttp(server.baseUrl, bearerToken, a.key);
           assert.equal(retry.status, 200, `retry of ${a.key}`);
           if (a.status === 200) {
             assert.equal(retry.workItemId, a.workItemId, `${a.key} gets its first answer again`);

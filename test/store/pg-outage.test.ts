@@ -14,41 +14,15 @@ import { openStore } from "../../src/store/open-store.ts";
 import { availableBackends } from "../helpers/backends.ts";
 import { createPgCluster, pgClusterUnsupported, type PgCluster } from "../helpers/pg-cluster.ts";
 import { startServer, type ServerProcess } from "../helpers/processes.ts";
-import { TEST_JWT_SECRET, validWorkItem } from "../helpers/test-app.ts";
+import { addOverHttp, type AddAttempt } from "../helpers/http-add.ts";
+import { TEST_JWT_SECRET } from "../helpers/test-app.ts";
 
 const COMPANY = 1101;
-/** One body per key: a retry must send exactly what the first attempt sent. */
-const bodies = new Map<string, string>();
-const bodyFor = (key: string) => bodies.get(key) ?? bodies.set(key, JSON.stringify(validWorkItem({ customerReference: key }))).get(key)!;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const hasPostgres = (await availableBackends()).some((backend) => backend.name === "postgres");
 const skip = !hasPostgres ? "no postgres backend in test/helpers/backends.ts" : pgClusterUnsupported();
 if (skip && hasPostgres && process.env.CI) throw new Error(`PostgreSQL outage test cannot run in CI: ${skip}`);
-
-interface Outcome {
-  key: string;
-  status: number | "timeout" | "network";
-  retryAfter?: string;
-  workItemId?: number;
-  at: number;
-}
-
-async function add(server: ServerProcess, token: string, key: string): Promise<Outcome> {
-  const at = Date.now();
-  try {
-    const response = await fetch(`${server.baseUrl}/api/AuthorityRvdm/AddWorkItemCreate`, {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${token}`, "idempotency-key": key },
-      body: bodyFor(key),
-      signal: AbortSignal.timeout(10_000),
-    });
-    const body = (await response.json()) as { workItemId?: number };
-    return { key, status: response.status, retryAfter: response.headers.get("retry-after") ?? undefined, workItemId: body.workItemId, at };
-  } catch (error) {
-    return { key, status: (error as Error).name === "TimeoutError" ? "timeout" : "network", at };
-  }
-}
 
 describe("PostgreSQL outage under load", { skip }, () => {
   test("503s while it is down, recovery without restart, nothing acknowledged lost", { timeout: 120_000 }, async (t) => {
@@ -63,12 +37,12 @@ describe("PostgreSQL outage under load", { skip }, () => {
       const login = await fetch(`${server.baseUrl}/api/Login/Authenticate`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ apiKey: key.apiKey, secret: key.secret }) });
       const { bearerToken } = (await login.json()) as { bearerToken: string };
 
-      const outcomes: Outcome[] = [];
+      const outcomes: AddAttempt[] = [];
       const readiness: Array<{ status: number | "network"; at: number }> = [];
       let running = true;
       let sequence = 0;
       const worker = async () => {
-        while (running) outcomes.push(await add(server!, bearerToken, `load-${sequence++}`));
+        while (running) outcomes.push(await addOverHttp(server!.baseUrl, bearerToken, `load-${sequence++}`));
       };
       const poller = async () => {
         while (running) {
@@ -114,7 +88,7 @@ describe("PostgreSQL outage under load", { skip }, () => {
       try {
         for (const o of acknowledged) assert.ok(await check.getWorkItem(COMPANY, o.workItemId!), `acknowledged ${o.key} is stored`);
         for (const o of outcomes) {
-          const retry = await add(server, bearerToken, o.key);
+          const retry = await addOverHttp(server.baseUrl, bearerToken, o.key);
           assert.equal(retry.status, 200);
           if (o.status === 200) assert.equal(retry.workItemId, o.workItemId, `${o.key} replays the first answer`);
         }
