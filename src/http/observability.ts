@@ -5,7 +5,7 @@
  * the same value as the problem details' `traceId`) through Fastify's child logger, and the
  * tenant once the bearer guard has named it. Headers and bodies are never logged here.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from "fastify";
 import type { Tenant } from "../auth/guard.ts";
 import type { Metrics } from "../metrics.ts";
 
@@ -16,21 +16,29 @@ export function routePattern(request: FastifyRequest): string {
   return request.routeOptions.url ?? UNMATCHED_ROUTE;
 }
 
+/** pino (and the lazy request logger) can tell whether a level is on; assume so for others. */
+type LevelAware = { isLevelEnabled?(level: string): boolean };
+
 export function installRequestObservation(app: FastifyInstance, metrics: Metrics): void {
-  app.addHook("onResponse", async (request: FastifyRequest, reply: FastifyReply) => {
+  // A callback hook, and the log object built only when info is on: at the production level
+  // (warn) this runs for every request and writes nothing.
+  app.addHook("onResponse", (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     const route = routePattern(request);
     const durationMs = reply.elapsedTime;
     metrics.httpRequestDuration.observe({ method: request.method, route, status_code: String(reply.statusCode) }, durationMs / 1000);
-    const tenant = (request as { tenant?: Tenant }).tenant;
-    request.log.info(
-      {
-        method: request.method,
-        route,
-        statusCode: reply.statusCode,
-        durationMs: Math.round(durationMs * 100) / 100,
-        ...(tenant ? { companyId: tenant.companyId } : {}),
-      },
-      "request completed",
-    );
+    if ((request.log as LevelAware).isLevelEnabled?.("info") ?? true) {
+      const tenant = (request as { tenant?: Tenant }).tenant;
+      request.log.info(
+        {
+          method: request.method,
+          route,
+          statusCode: reply.statusCode,
+          durationMs: Math.round(durationMs * 100) / 100,
+          ...(tenant ? { companyId: tenant.companyId } : {}),
+        },
+        "request completed",
+      );
+    }
+    done();
   });
 }

@@ -24,6 +24,12 @@ export interface LimiterSpec {
 export interface Limiter {
   /** Counts `points`; resolves undefined when within the limit, else the wait in ms. */
   consume(key: string, points?: number): Promise<number | undefined>;
+  /**
+   * `consume` of one point for the per-request path: the answer goes to `answer` (undefined
+   * within the limit, else the wait in ms) through a single promise reaction instead of a chain
+   * of async functions, which cost a measurable share of a cheap request.
+   */
+  consumeOne(key: string, answer: (waitMs: number | undefined) => void): void;
   /** Points consumed in the current window (0 when none) and ms until it resets. */
   peek(key: string): Promise<{ consumed: number; msBeforeNext: number }>;
   reset(key: string): Promise<void>;
@@ -58,35 +64,54 @@ export function createLimiterFactory(redisUrl: string | undefined, logger: Fasti
     }
   };
 
-  const wrap = (raw: RawLimiter, name: string): Limiter => ({
-    raw: raw as RateLimiterAbstract,
-    async consume(key, points = 1) {
-      try {
-        await raw.consume(key, points);
-        return undefined;
-      } catch (outcome) {
-        if (outcome instanceof RateLimiterRes) return Math.max(1, outcome.msBeforeNext);
-        failOpen(name, outcome);
-        return undefined;
-      }
-    },
-    async peek(key) {
-      try {
-        const result = raw.get ? await raw.get(key) : null;
-        return { consumed: result?.consumedPoints ?? 0, msBeforeNext: result?.msBeforeNext ?? 0 };
-      } catch (error) {
-        failOpen(name, error);
-        return { consumed: 0, msBeforeNext: 0 };
-      }
-    },
-    async reset(key) {
-      try {
-        await raw.delete?.(key);
-      } catch (error) {
-        failOpen(name, error);
-      }
-    },
-  });
+  const wrap = (raw: RawLimiter, name: string): Limiter => {
+    /** The wait a refusal asks for; anything else than a refusal lets the request through. */
+    const waitOf = (outcome: unknown): number | undefined => {
+      if (outcome instanceof RateLimiterRes) return Math.max(1, outcome.msBeforeNext);
+      failOpen(name, outcome);
+      return undefined;
+    };
+    return {
+      raw: raw as RateLimiterAbstract,
+      async consume(key, points = 1) {
+        try {
+          await raw.consume(key, points);
+          return undefined;
+        } catch (outcome) {
+          return waitOf(outcome);
+        }
+      },
+      consumeOne(key, answer) {
+        let pending: Promise<unknown>;
+        try {
+          pending = raw.consume(key, 1);
+        } catch (error) {
+          answer(waitOf(error));
+          return;
+        }
+        pending.then(
+          () => answer(undefined),
+          (outcome: unknown) => answer(waitOf(outcome)),
+        );
+      },
+      async peek(key) {
+        try {
+          const result = raw.get ? await raw.get(key) : null;
+          return { consumed: result?.consumedPoints ?? 0, msBeforeNext: result?.msBeforeNext ?? 0 };
+        } catch (error) {
+          failOpen(name, error);
+          return { consumed: 0, msBeforeNext: 0 };
+        }
+      },
+      async reset(key) {
+        try {
+          await raw.delete?.(key);
+        } catch (error) {
+          failOpen(name, error);
+        }
+      },
+    };
+  };
 
   return {
     mode: redis ? "redis" : "memory",

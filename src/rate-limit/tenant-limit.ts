@@ -15,7 +15,8 @@ import type { LimiterFactory } from "./limiters.ts";
 /** The reserve refills at a tenth of the sustained rate, so overload gets at most 10 % extra. */
 const RESERVE_REFILL_FACTOR = 10;
 
-export type TenantLimit = (companyId: number) => Promise<void>;
+/** Charges one request to the company; `done` gets the 429 to answer, or nothing. */
+export type TenantLimit = (companyId: number, done: (refusal?: Error) => void) => void;
 
 export function createTenantLimit(factory: LimiterFactory, rps: number, burst: number): TenantLimit | undefined {
   if (rps <= 0 || burst <= 0) return undefined;
@@ -35,10 +36,8 @@ export function createTenantLimit(factory: LimiterFactory, rps: number, burst: n
           "tenant-burst",
         )
       : sustained;
-  return async (companyId) => {
-    const wait = await limiter.consume(String(companyId));
-    if (wait !== undefined) {
-      throw rateLimited(wait, "Too many requests for this company; retry after the time in Retry-After.");
-    }
-  };
+  return (companyId, done) =>
+    limiter.consumeOne(String(companyId), (wait) =>
+      wait === undefined ? done() : done(rateLimited(wait, "Too many requests for this company; retry after the time in Retry-After.")),
+    );
 }

@@ -61,6 +61,46 @@ for (const backend of await availableBackends()) {
       assert.deepEqual((await store.getWorkBatch(1, a!.workBatchId))?.counts, { new: 1, inProgress: 0, successful: 0, failed: 0, cancelled: 1 });
     }));
 
+    test("listWorkItems by status follows items through every batch state, newest first, with a cursor", () => withStore(backend, async (store) => {
+      const statusOf = async (status: string, beforeWorkItemId?: number) =>
+        (await store.listWorkItems(3, { limit: 50, status: status as never, ...(beforeWorkItemId ? { beforeWorkItemId } : {}) })).map((i) => i.workItemId);
+      // Batch 1 is completed: one item Successful, one Failed. Batch 2 is Processing with one item
+      // back to New for a retry and one Successful. Batch 3 is Closed, batch 4 Open: all New.
+      const first = await addItems(store, 3, 2);
+      await store.closeOpenBatches(at(1));
+      const claimed1 = (await store.claimBatch({ owner: "w", dueBefore: at(1), leaseExpiresAt: at(60) }))!;
+      await store.takeDueItems(claimed1, { now: at(2), dueBefore: at(2), limit: 10, leaseExpiresAt: at(60) });
+      const result = { registrationNumber: "R-1", registeredAt: at(3) };
+      const error = { code: "AUTHORITY_REJECTED", message: "no", details: [] };
+      await store.recordItemOutcome(claimed1, first[0]!.workItemId, { kind: "succeeded", result }, { now: at(3), leaseExpiresAt: at(60) });
+      await store.recordItemOutcome(claimed1, first[1]!.workItemId, { kind: "failed", error }, { now: at(3), leaseExpiresAt: at(60) });
+      assert.equal(await store.finishBatch(claimed1, { now: at(4) }), "completed");
+      const second = await addItems(store, 3, 2);
+      await store.closeOpenBatches(at(5));
+      const claimed2 = (await store.claimBatch({ owner: "w", dueBefore: at(5), leaseExpiresAt: at(60) }))!;
+      await store.takeDueItems(claimed2, { now: at(6), dueBefore: at(6), limit: 10, leaseExpiresAt: at(60) });
+      await store.recordItemOutcome(claimed2, second[0]!.workItemId, { kind: "retry", nextAttemptAt: at(30), lastError: "503" }, { now: at(7), leaseExpiresAt: at(60) });
+      await store.recordItemOutcome(claimed2, second[1]!.workItemId, { kind: "succeeded", result }, { now: at(7), leaseExpiresAt: at(60) });
+      assert.equal(await store.finishBatch(claimed2, { now: at(8) }), "pending");
+      const third = await addItems(store, 3, 2);
+      await store.closeOpenBatches(at(9));
+      const fourth = await addItems(store, 3, 2);
+      await addItems(store, 4, 1); // another company's New item never shows
+
+      const newIds = [fourth[1], fourth[0], third[1], third[0], second[0]].map((k) => k!.workItemId);
+      assert.deepEqual(await statusOf("New"), newIds);
+      assert.deepEqual(await statusOf("New", newIds[2]), newIds.slice(3), "the cursor pages through New items across batches");
+      assert.deepEqual(await statusOf("Successful"), [second[1]!.workItemId, first[0]!.workItemId]);
+      assert.deepEqual(await statusOf("Successful", second[1]!.workItemId), [first[0]!.workItemId]);
+      assert.deepEqual(await statusOf("Failed"), [first[1]!.workItemId]);
+      assert.deepEqual(await statusOf("InProgress"), []);
+      assert.deepEqual(await statusOf("Cancelled"), []);
+      const cancelled = await store.cancelWorkItem(3, fourth[1]!.workItemId, at(10));
+      assert.equal(cancelled.kind, "cancelled");
+      assert.deepEqual(await statusOf("Cancelled"), [fourth[1]!.workItemId]);
+      assert.deepEqual(await statusOf("New"), newIds.slice(1));
+    }));
+
     test("batch leases: one claimer at a time, expired leases are taken over, writes of the old owner are fenced off", () => withStore(backend, async (store) => {
       const keys = await addItems(store, 2, 3, "https://hooks.example/x");
       assert.equal(await store.closeOpenBatches(at(10)), 1);

@@ -110,20 +110,22 @@ function checkIdempotency(sql: Statements, job: IntakeJob, now: string): Idempot
 }
 
 function insertItem(sql: Statements, job: IntakeJob, workBatchId: number, now: string): IntakeResult {
-  const item = sql.insertWorkItem.get({
-    company_id: job.companyId,
-    work_batch_id: workBatchId,
-    work_type: job.workType,
-    customer_reference: job.customerReference,
-    document_reference: job.documentReference,
-    webhook_url: job.webhookUrl,
-    request: job.requestJson,
+  const { lastInsertRowid } = sql.insertWorkItem.run(
+    job.companyId,
+    workBatchId,
+    job.workType,
+    job.customerReference,
+    job.documentReference,
+    job.webhookUrl,
+    job.requestJson,
     now,
-  }) as { work_item_id: number };
+    now,
+  );
+  const workItemId = Number(lastInsertRowid);
   if (job.idempotency) {
-    sql.insertIdempotencyKey.run(job.companyId, job.idempotency.key, job.idempotency.requestHash, workBatchId, item.work_item_id, now);
+    sql.insertIdempotencyKey.run(job.companyId, job.idempotency.key, job.idempotency.requestHash, workBatchId, workItemId, now);
   }
-  return { kind: "created", workBatchId, workItemId: item.work_item_id };
+  return { kind: "created", workBatchId, workItemId };
 }
 
 function addFast(
