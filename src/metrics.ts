@@ -3,7 +3,8 @@
  * one process (the tests) never share or collide on counters. The API, the bot and the webhook
  * dispatcher record into the same `Metrics` object; names all start with `work_item_api_`.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
+import { RequestDurationHistogram } from "./request-duration-histogram.ts";
 
 export const METRIC_PREFIX = "work_item_api_";
 
@@ -29,7 +30,8 @@ export interface MetricsOptions {
 /** The metric objects, plus small typed recorders for the bot and the dispatcher. */
 export interface Metrics {
   readonly registry: Registry;
-  readonly httpRequestDuration: Histogram<"method" | "route" | "status_code">;
+  /** Labels: method, route (the pattern), status_code. */
+  readonly httpRequestDuration: RequestDurationHistogram;
   readonly workItemsCreated: Counter<"work_type">;
   readonly tokensIssued: Counter;
   readonly botRuns: Counter<"outcome">;
@@ -50,13 +52,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   if (options.defaultMetrics) collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
   let backlogSource = options.outboxBacklog;
 
-  const httpRequestDuration = new Histogram({
-    name: `${METRIC_PREFIX}http_request_duration_seconds`,
-    help: "HTTP request duration by method, route pattern and status code",
-    labelNames: ["method", "route", "status_code"] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [registry],
-  });
+  const httpRequestDuration = new RequestDurationHistogram(
+    `${METRIC_PREFIX}http_request_duration_seconds`,
+    "HTTP request duration by method, route pattern and status code",
+    [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registry,
+  );
   const workItemsCreated = new Counter({
     name: `${METRIC_PREFIX}work_items_created_total`,
     help: "Work items stored (idempotent replays are not counted)",

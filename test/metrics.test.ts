@@ -1,12 +1,39 @@
 /** GET /metrics: what is counted, by which labels, per app instance, and how it is turned off. */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { Histogram, Registry } from "prom-client";
 import { botMetricsEvents, createMetrics, webhookMetricsEvents } from "../src/metrics.ts";
+import { RequestDurationHistogram } from "../src/request-duration-histogram.ts";
 import { availableBackends } from "./helpers/backends.ts";
 import { metricValue } from "./helpers/prometheus.ts";
 import { bearer, createTestApp, validWorkItem, type TestApp } from "./helpers/test-app.ts";
 
 const DURATION_COUNT = "work_item_api_http_request_duration_seconds_count";
+
+test("the request-duration histogram prints exactly the samples prom-client's Histogram prints", async () => {
+  const bounds = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+  const reference = new Registry();
+  const ours = new Registry();
+  const histogram = new Histogram({ name: "h_seconds", help: "help", labelNames: ["method", "route", "status_code"], buckets: bounds, registers: [reference] });
+  const fast = new RequestDurationHistogram("h_seconds", "help", bounds, ours);
+  const observations: Array<[string, string, number, number]> = [
+    ["GET", "/a/:id", 200, 0.0004],
+    ["GET", "/a/:id", 200, 0.001], // on a bound: counted in that bucket
+    ["GET", "/a/:id", 200, 0.0031],
+    ["POST", "/b", 404, 7], // above every bound: only +Inf
+    ["GET", "/a/:id", 500, 0.3],
+    ["GET", 'un"matched', 200, 0.02],
+  ];
+  for (const [method, route, status, seconds] of observations) {
+    histogram.observe({ method, route, status_code: String(status) }, seconds);
+    fast.observe(method, route, status, seconds);
+  }
+  const lines = async (registry: Registry) => (await registry.metrics()).split("\n").sort();
+  assert.deepEqual(await lines(ours), await lines(reference));
+  fast.reset();
+  histogram.reset();
+  assert.deepEqual(await lines(ours), await lines(reference));
+});
 
 for (const backend of await availableBackends()) {
   describe(`GET /metrics [${backend.name}]`, () => {

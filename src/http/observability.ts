@@ -25,7 +25,7 @@ export function installRequestObservation(app: FastifyInstance, metrics: Metrics
   app.addHook("onResponse", (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     const route = routePattern(request);
     const durationMs = reply.elapsedTime;
-    metrics.httpRequestDuration.observe({ method: request.method, route, status_code: String(reply.statusCode) }, durationMs / 1000);
+    metrics.httpRequestDuration.observe(request.method, route, reply.statusCode, durationMs / 1000);
     if ((request.log as LevelAware).isLevelEnabled?.("info") ?? true) {
       const tenant = (request as { tenant?: Tenant }).tenant;
       request.log.info(
