@@ -7,7 +7,7 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler } from "fastify";
 import { ApiError } from "../errors.ts";
 import type { KeyStatusCache } from "./key-status.ts";
-import { API_KEY_ROLE, TokenRejectedError, type TokenClaims, type TokenService } from "./tokens.ts";
+import { API_KEY_ROLE, TokenRejectedError, TokenService, type TokenClaims } from "./tokens.ts";
 
 export interface Tenant {
   readonly companyId: number;
@@ -21,6 +21,20 @@ declare module "fastify" {
 }
 
 const COMPANY_ID = /^[1-9][0-9]{0,14}$/;
+
+/**
+ * The last Authorization header a connection passed with, and what it named. A client sends the
+ * same token on every request of a keep-alive connection, so the next request compares its
+ * header with this one (same text: same token) instead of parsing it and looking it up again.
+ * The token's time window and its key's status are still checked on every request.
+ */
+const lastPass = Symbol("lastBearerPass");
+interface Pass {
+  readonly header: string;
+  readonly claims: TokenClaims;
+  readonly tenant: Tenant;
+}
+type RememberingSocket = { [lastPass]?: Pass };
 const BEARER = /^Bearer +([^\s]+) *$/i;
 
 const unauthorized = (description: string | undefined) =>
@@ -51,20 +65,35 @@ export function createBearerGuard(tokens: TokenService, keyStatus: KeyStatusCach
     return { tenant };
   }
 
-  return function bearerGuard(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
-    const header = request.headers.authorization;
-    if (header === undefined || header === "") return done(unauthorized(undefined));
+  /** The tenant of a header this connection has not passed with, or the error to answer. */
+  function authenticate(header: string, socket: RememberingSocket): Tenant | ApiError | TokenRejectedError | Error {
     const match = BEARER.exec(header);
-    if (!match) return done(unauthorized("The Authorization header must be 'Bearer <token>'."));
+    if (!match) return unauthorized("The Authorization header must be 'Bearer <token>'.");
     let claims: TokenClaims;
     try {
       claims = tokens.verify(match[1]!);
     } catch (error) {
-      return done(error instanceof TokenRejectedError ? unauthorized(error.message) : (error as Error));
+      return error instanceof TokenRejectedError ? unauthorized(error.message) : (error as Error);
     }
     const verdict = judge(claims);
-    if ("error" in verdict) return done(verdict.error);
-    const { tenant } = verdict;
+    if ("error" in verdict) return verdict.error;
+    socket[lastPass] = { header, claims, tenant: verdict.tenant };
+    return verdict.tenant;
+  }
+
+  return function bearerGuard(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+    const header = request.headers.authorization;
+    if (header === undefined || header === "") return done(unauthorized(undefined));
+    const socket = (request.raw.socket ?? {}) as RememberingSocket;
+    const pass = socket[lastPass];
+    let tenant: Tenant;
+    if (pass !== undefined && pass.header === header && TokenService.isCurrent(pass.claims)) {
+      tenant = pass.tenant;
+    } else {
+      const outcome = authenticate(header, socket);
+      if (outcome instanceof Error) return done(outcome);
+      tenant = outcome;
+    }
     const active = keyStatus.isActive(tenant.companyId, tenant.keyId);
     if (active === true) {
       request.tenant = tenant;

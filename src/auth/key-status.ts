@@ -24,7 +24,9 @@ interface Entry {
 const isActiveKey = (key: ApiKeyWithHash | undefined) => key !== undefined && key.revokedAt === null;
 
 export class KeyStatusCache {
-  private readonly entries = new Map<string, Entry>();
+  /** Company id -> key id -> entry: no key string is built per lookup (this runs per request). */
+  private readonly entries = new Map<number, Map<string, Entry>>();
+  private size = 0;
 
   constructor(
     private readonly store: Store,
@@ -37,14 +39,16 @@ export class KeyStatusCache {
    * promise of one store read (concurrent callers share it).
    */
   lookup(companyId: number, keyId: string, now = Date.now()): ApiKeyWithHash | undefined | Promise<ApiKeyWithHash | undefined> {
-    const cacheKey = `${companyId}:${keyId}`;
-    const entry = this.entries.get(cacheKey);
+    const entry = this.entries.get(companyId)?.get(keyId);
     if (entry && now - entry.checkedAt < this.ttlMs) return entry.key;
     if (entry?.pending) return entry.pending;
     const pending = this.store.findApiKey(companyId, keyId).then(
       (key) => {
-        if (this.entries.size >= this.maxEntries) this.entries.clear();
-        this.entries.set(cacheKey, { key, checkedAt: Date.now() });
+        if (this.size >= this.maxEntries) {
+          this.entries.clear();
+          this.size = 0;
+        }
+        this.set(companyId, keyId, { key, checkedAt: Date.now() });
         return key;
       },
       (error: unknown) => {
@@ -54,8 +58,15 @@ export class KeyStatusCache {
       },
     );
     if (entry) entry.pending = pending;
-    else this.entries.set(cacheKey, { key: undefined, checkedAt: 0, pending });
+    else this.set(companyId, keyId, { key: undefined, checkedAt: 0, pending });
     return pending;
+  }
+
+  private set(companyId: number, keyId: string, entry: Entry): void {
+    let companyKeys = this.entries.get(companyId);
+    if (companyKeys === undefined) this.entries.set(companyId, (companyKeys = new Map()));
+    if (!companyKeys.has(keyId)) this.size += 1;
+    companyKeys.set(keyId, entry);
   }
 
   /** Resolves synchronously-cached answers without touching the store. */
@@ -66,6 +77,6 @@ export class KeyStatusCache {
 
   /** Forget a key at once in this process (used right after a local revoke). */
   forget(companyId: number, keyId: string): void {
-    this.entries.delete(`${companyId}:${keyId}`);
+    if (this.entries.get(companyId)?.delete(keyId)) this.size -= 1;
   }
 }

@@ -89,13 +89,17 @@ export class TokenService {
     return { bearerToken: this.sign({ ...claims }), expires: new Date(claims.exp * 1000).toISOString(), claims };
   }
 
+  /** Whether claims this service verified are still inside their nbf..exp window. */
+  static isCurrent(claims: TokenClaims, now = Date.now()): boolean {
+    // The same bounds as fast-jwt's own checks: valid from nbf up to and including exp.
+    return now >= claims.nbf * 1000 && now <= claims.exp * 1000;
+  }
+
   /** Returns the claims of a valid token; throws TokenRejectedError otherwise. */
   verify(token: string): TokenClaims {
     if (token.length > MAX_TOKEN_LENGTH) throw new TokenRejectedError("The token is too long.");
-    const now = Date.now();
     const cached = this.verified.get(token);
-    // The same bounds as fast-jwt's own checks: valid from nbf up to and including exp.
-    if (cached !== undefined && now >= cached.nbf * 1000 && now <= cached.exp * 1000) return cached;
+    if (cached !== undefined && TokenService.isCurrent(cached)) return cached;
     let verified;
     try {
       verified = this.verifyToken(token);

@@ -57,15 +57,17 @@ export function refuseWhileClosing(app: FastifyInstance): void {
   app.addHook("preClose", async () => {
     closing = true;
   });
-  app.addHook("onRequest", async (_request, reply) => {
-    if (!closing) return;
+  // Callback hooks: they run on every request and response, and an async hook costs a promise each.
+  app.addHook("onRequest", (_request, reply, done) => {
+    if (!closing) return done();
     reply.header("connection", "close");
-    throw new ApiError("SHUTTING_DOWN", "This instance is shutting down; retry, and another will answer.", { headers: { "retry-after": "1" } });
+    done(new ApiError("SHUTTING_DOWN", "This instance is shutting down; retry, and another will answer.", { headers: { "retry-after": "1" } }));
   });
   // Requests that were already in flight finish normally, but tell their clients not to reuse
   // a connection that is about to go away.
-  app.addHook("onSend", async (_request, reply) => {
+  app.addHook("onSend", (_request, reply, payload, done) => {
     if (closing) reply.header("connection", "close");
+    done(null, payload);
   });
 }
 
