@@ -4,8 +4,8 @@
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { availableParallelism } from "node:os";
+export { freePort } from "../../src/lib/free-port.ts";
 
 export const hasCommand = (name: string) => spawnSync("sh", ["-c", `command -v ${name}`], { stdio: "ignore" }).status === 0;
 
@@ -26,17 +26,6 @@ export function choosePinning(): Pinning | undefined {
 /** Prefixes a command with taskset when pinning is on. */
 export function pinned(cpus: string | undefined, command: string, args: string[]): [string, string[]] {
   return cpus === undefined ? [command, args] : ["taskset", ["-c", cpus, command, ...args]];
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
-    });
-  });
 }
 
 export interface Started {

@@ -4,8 +4,8 @@
  * whatever way it ends.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
+export { freePort } from "../../src/lib/free-port.ts";
 
 export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -36,17 +36,6 @@ export async function stopAll(): Promise<number[]> {
   const running = [...children];
   await Promise.all(running.map((child) => stopProcess(child)));
   return running.map((child) => child.pid ?? 0);
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no free port"))));
-    });
-  });
 }
 
 export interface Service {

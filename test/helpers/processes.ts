@@ -6,9 +6,9 @@
  * id, never by name; `stopAll()` in an `after` hook SIGKILLs whatever a test left running.
  */
 import { spawn } from "node:child_process";
-import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { waitUntil } from "./waiting.ts";
+export { freePort } from "../../src/lib/free-port.ts";
 
 export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -247,18 +247,6 @@ export async function createKeyWithCli(databaseUrl: string, companyId: number): 
   const result = await runCli(["keys", "create", "--company-id", String(companyId), "--json"], { DATABASE_URL: databaseUrl });
   if (result.code !== 0) throw new Error(`keys create failed (${result.code}): ${result.stderr}`);
   return result.json<CliKey>();
-}
-
-/** A port that was free a moment ago (for restarts on the same address, or a refused one). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
-    });
-  });
 }
 
 /** SIGKILLs every process group started here that is still alive. */
