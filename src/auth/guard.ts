@@ -66,7 +66,7 @@ export function createBearerGuard(tokens: TokenService, keyStatus: KeyStatusCach
   }
 
   /** The tenant of a header this connection has not passed with, or the error to answer. */
-  function authenticate(header: string, socket: RememberingSocket): Tenant | ApiError | TokenRejectedError | Error {
+  function authenticate(header: string, socket: RememberingSocket): Tenant | Error {
     const match = BEARER.exec(header);
     if (!match) return unauthorized("The Authorization header must be 'Bearer <token>'.");
     let claims: TokenClaims;
