@@ -11,7 +11,7 @@ import { parseArgs } from "node:util";
 import { createKey } from "../src/admin/admin.ts";
 import { buildApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
-import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
+import { openSqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 import { runLoad } from "./lib/load.ts";
 import { choosePinning, hasCommand } from "./lib/processes.ts";
 import { templatesFor, type BenchTenant } from "./lib/routes.ts";
@@ -21,7 +21,7 @@ const { values } = parseArgs({ options: { duration: { type: "string", default: "
 const dir = mkdtempSync(join(tmpdir(), "wia-groups-"));
 const path = join(dir, "data", "work-item-api.db");
 const config = loadConfig({ DATABASE_URL: `sqlite:${path}`, LOG_LEVEL: "warn", RATE_LIMIT_TENANT_RPS: "0" });
-const store = new SqliteStore(path);
+const store = openSqliteStore(path);
 const app = await buildApp(config, { store });
 await app.listen({ port: 0, host: "127.0.0.1" });
 const address = app.server.address();

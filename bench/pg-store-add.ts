@@ -1,5 +1,5 @@
 /**
- * Store-level throughput of appends on PostgreSQL: the PostgresStore (group commit) against a
+ * Store-level throughput of appends on PostgreSQL: the PostgreSQL store (group commit) against a
  * plain pool that runs one transaction per append with the same rules (insert-or-select the
  * Open batch FOR UPDATE, roll over when full, insert the item, bump the count).
  *
@@ -9,7 +9,8 @@
  */
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { PostgresStore } from "../src/store/postgres/postgres-store.ts";
+import { openPostgresStore } from "../src/store/postgres/postgres-store.ts";
+import type { Store } from "../src/store/store.ts";
 import type { NewWorkItem } from "../src/store/store.ts";
 
 const { values } = parseArgs({ options: { items: { type: "string", default: "5000" }, concurrency: { type: "string", default: "64" }, companies: { type: "string", default: "1" } } });
@@ -81,8 +82,8 @@ async function withSchema(run: (url: string) => Promise<number>): Promise<number
   }
 }
 
-async function setUp(url: string): Promise<PostgresStore> {
-  const store = await PostgresStore.open(url);
+async function setUp(url: string): Promise<Store> {
+  const store = await openPostgresStore(url);
   for (let c = 1; c <= COMPANIES; c++) await store.createCompany({ companyId: c, name: `Bench ${c}` });
   return store;
 }

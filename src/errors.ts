@@ -3,6 +3,7 @@
  * into RFC 9457 problem details. 5xx answers never carry internals: no stack, SQL or secret.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { StoreUnavailableError } from "./store/errors.ts";
 
 export const errorCatalogue = {
   VALIDATION_FAILED: { status: 400, title: "One or more validation errors occurred." },
@@ -55,11 +56,6 @@ export class ApiError extends Error {
     this.errors = options.errors;
     this.headers = options.headers ?? {};
   }
-}
-
-/** Raised by the stores when the database cannot be reached; retryable. */
-export class StoreUnavailableError extends Error {
-  override name = "StoreUnavailableError";
 }
 
 export const problemTypeFor = (code: ErrorCode) => `urn:work-item-api:problem:${code.toLowerCase().replace(/_/g, "-")}`;

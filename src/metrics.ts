@@ -5,18 +5,16 @@
  */
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import { RequestDurationHistogram } from "./request-duration-histogram.ts";
+import type { ItemOutcome, WebhookAttemptOutcome } from "./store/store.ts";
 
 export const METRIC_PREFIX = "work_item_api_";
 
 /** How one bot run ended. */
 export type BotRunOutcome = "completed" | "failed";
 /** What the bot recorded for one item after talking to the authority (SPEC §5). */
-export type BotItemOutcome = "succeeded" | "failed" | "retried";
-/**
- * How one webhook delivery attempt ended: `delivered` (2xx), `retried` (non-2xx or timeout,
- * another attempt is scheduled), `failed` (given up: retry window over, or address refused).
- */
-export type WebhookDeliveryOutcome = "delivered" | "retried" | "failed";
+export type BotItemOutcome = ItemOutcome["kind"];
+/** How one webhook delivery attempt ended (see WebhookAttemptOutcome). */
+export type WebhookDeliveryOutcome = WebhookAttemptOutcome["kind"];
 
 /** The number of outbox rows still to deliver; read lazily on every scrape. */
 export type BacklogSource = () => number | Promise<number>;

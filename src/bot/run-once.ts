@@ -1,5 +1,5 @@
 /**
- * One bot run (SPEC §5): close every company's non-empty Open batch, then claim claimable
+ * One bot run (SPEC §5): company by company, close the non-empty Open batch, then claim claimable
  * batches one at a time with a lease and file their due items with the authority, at most
  * BOT_CONCURRENCY at once. Outcomes are stored as data: results, reasons, attempts, last error
  * and the next attempt time. A batch whose items are all terminal becomes Completed.
@@ -24,11 +24,10 @@ export interface BotCounts {
   retried: number;
 }
 
-export type ItemResultKind = "succeeded" | "failed" | "retried";
 
 /** Optional hooks, e.g. for metrics or to wake the webhook dispatcher; they must not throw. */
 export interface BotEvents {
-  itemFinished?(info: { companyId: number; workItemId: number; result: ItemResultKind; attempts: number; durationMs: number }): void;
+  itemFinished?(info: { companyId: number; workItemId: number; result: ItemOutcome["kind"]; attempts: number; durationMs: number }): void;
   batchFinished?(info: { companyId: number; workBatchId: number; outcome: FinishBatchOutcome | "error" }): void;
   runFinished?(info: { counts: BotCounts; durationMs: number; error?: unknown }): void;
 }
@@ -59,26 +58,35 @@ export async function runBotOnce(deps: BotDeps): Promise<BotCounts> {
   try {
     // Work that becomes due during this run waits for the next one, so one run ends.
     const dueBefore = started.toISOString();
-    await deps.store.closeOpenBatches(dueBefore);
-    const seen = new Set<string>();
-    while (!deps.signal?.aborted) {
-      const batch = await deps.store.claimBatch({ owner: deps.owner, dueBefore, leaseExpiresAt: leaseUntil(deps, clock()) });
-      if (!batch) break;
-      const key = `${batch.companyId}/${batch.workBatchId}`;
-      if (seen.has(key)) {
-        // Released in this very millisecond and claimable again: leave it to the next run.
-        await deps.store.finishBatch(batch, { now: clock().toISOString() });
-        break;
-      }
-      seen.add(key);
-      counts.batches += 1;
-      await runBatch(deps, batch, dueBefore, counts);
+    // Company by company (every statement names its company; docs/scaling.md).
+    for (const { companyId, openBatch } of await deps.store.companiesWithBotWork(dueBefore)) {
+      if (deps.signal?.aborted) break;
+      if (openBatch) await deps.store.closeOpenBatches(companyId, dueBefore);
+      await runCompany(deps, companyId, dueBefore, counts);
     }
     deps.events?.runFinished?.({ counts: { ...counts }, durationMs: clock().getTime() - started.getTime() });
     return counts;
   } catch (error) {
     deps.events?.runFinished?.({ counts: { ...counts }, durationMs: clock().getTime() - started.getTime(), error });
     throw error;
+  }
+}
+
+/** Claims the company's claimable batches one at a time and works on each. */
+async function runCompany(deps: BotDeps, companyId: number, dueBefore: string, counts: BotCounts): Promise<void> {
+  const clock = deps.clock ?? (() => new Date());
+  const seen = new Set<number>();
+  while (!deps.signal?.aborted) {
+    const batch = await deps.store.claimBatch({ companyId, owner: deps.owner, dueBefore, leaseExpiresAt: leaseUntil(deps, clock()) });
+    if (!batch) return;
+    if (seen.has(batch.workBatchId)) {
+      // Released in this very millisecond and claimable again: leave it to the next run.
+      await deps.store.finishBatch(batch, { now: clock().toISOString() });
+      return;
+    }
+    seen.add(batch.workBatchId);
+    counts.batches += 1;
+    await runBatch(deps, batch, dueBefore, counts);
   }
 }
 
@@ -133,40 +141,37 @@ async function runBatch(deps: BotDeps, batch: ClaimedBatch, dueBefore: string, c
 }
 
 /** Hands one item to the authority and records the outcome; "leaseLost" when the write was fenced off. */
-async function fileItem(deps: BotDeps, batch: ClaimedBatch, item: DueItem): Promise<ItemResultKind | "leaseLost"> {
+async function fileItem(deps: BotDeps, batch: ClaimedBatch, item: DueItem): Promise<ItemOutcome["kind"] | "leaseLost"> {
   const clock = deps.clock ?? (() => new Date());
   const started = clock();
-  const { outcome, result } = await decide(deps, item, started);
+  const outcome = await decide(deps, item, started);
   const now = clock();
   const recorded = await deps.store.recordItemOutcome(batch, item.workItemId, outcome, { now: now.toISOString(), leaseExpiresAt: leaseUntil(deps, now) });
   if (!recorded) return "leaseLost";
-  const attempts = item.attempts + (outcome.kind === "retry" || (outcome.kind === "failed" && outcome.transient) ? 1 : 0);
-  deps.events?.itemFinished?.({ companyId: item.companyId, workItemId: item.workItemId, result, attempts, durationMs: now.getTime() - started.getTime() });
-  return result;
+  const attempts = item.attempts + (outcome.kind === "retried" || (outcome.kind === "failed" && outcome.transient) ? 1 : 0);
+  deps.events?.itemFinished?.({ companyId: item.companyId, workItemId: item.workItemId, result: outcome.kind, attempts, durationMs: now.getTime() - started.getTime() });
+  return outcome.kind;
 }
 
-async function decide(deps: BotDeps, item: DueItem, now: Date): Promise<{ outcome: ItemOutcome; result: ItemResultKind }> {
+async function decide(deps: BotDeps, item: DueItem, now: Date): Promise<ItemOutcome> {
   try {
     const decision = await deps.adapter.submit({ idempotencyKey: String(item.workItemId), workType: item.workType, request: item.request });
     if (decision.kind === "accepted") {
-      return { outcome: { kind: "succeeded", result: { registrationNumber: decision.registrationNumber, registeredAt: decision.registeredAt } }, result: "succeeded" };
+      return { kind: "succeeded", result: { registrationNumber: decision.registrationNumber, registeredAt: decision.registeredAt } };
     }
-    return {
-      outcome: { kind: "failed", error: { code: "AUTHORITY_REJECTED", message: decision.message, details: decision.reasons } },
-      result: "failed",
-    };
+    return { kind: "failed", error: { code: "AUTHORITY_REJECTED", message: decision.message, details: decision.reasons } };
   } catch (error) {
     const lastError = describe(error);
     if (!isRetryable(error)) {
-      return { outcome: { kind: "failed", error: { code: "AUTHORITY_ERROR", message: lastError, details: [] }, lastError }, result: "failed" };
+      return { kind: "failed", error: { code: "AUTHORITY_ERROR", message: lastError, details: [] }, lastError };
     }
     const failures = item.attempts + 1;
     if (failures >= deps.config.botMaxAttempts) {
       const message = `The Authority could not be reached after ${failures} attempts; last error: ${lastError}`;
-      return { outcome: { kind: "failed", error: { code: "AUTHORITY_UNAVAILABLE", message, details: [] }, transient: true, lastError }, result: "failed" };
+      return { kind: "failed", error: { code: "AUTHORITY_UNAVAILABLE", message, details: [] }, transient: true, lastError };
     }
     const policy: BackoffPolicy = { baseMs: deps.config.botRetryBaseMs, maxMs: deps.config.botRetryMaxMs };
-    return { outcome: { kind: "retry", nextAttemptAt: nextAttemptAt(now, failures, policy, deps.random), lastError }, result: "retried" };
+    return { kind: "retried", nextAttemptAt: nextAttemptAt(now, failures, policy, deps.random), lastError };
   }
 }
 

@@ -1,15 +1,24 @@
-/** Row-to-view mapping shared by both backends; their columns carry the same names. */
+/**
+ * Row-to-domain mapping for both backends. Their columns carry the same names; the values
+ * differ in type (PostgreSQL: bigint as text, timestamptz as Date, json parsed; SQLite: numbers
+ * and text), and each mapper accepts both.
+ */
 import type { WorkBatchCounts, WorkBatchStatus, WorkBatchView, WorkItemStatus, WorkItemView } from "../domain/views.ts";
 import { countKeyFor, emptyCounts } from "../domain/views.ts";
-import type { ApiKeyRecord, Company } from "./store.ts";
+import type { ApiKeyRecord, ClaimedBatch, Company, DueItem, WebhookDelivery, WebhookEventType } from "./store.ts";
 
 type Timestamp = string | Date;
 type Json = string | Record<string, unknown>;
+type Id = number | string;
+
+export const iso = (value: Timestamp): string => (value instanceof Date ? value.toISOString() : value);
+export const isoOrNull = (value: Timestamp | null): string | null => (value === null ? null : iso(value));
+const parsed = <T>(value: Json | null): T | null => (value === null ? null : ((typeof value === "string" ? JSON.parse(value) : value) as T));
 
 export interface WorkItemRow {
-  work_item_id: number | string;
-  company_id: number | string;
-  work_batch_id: number | string;
+  work_item_id: Id;
+  company_id: Id;
+  work_batch_id: Id;
   work_type: string;
   status: string;
   customer_reference: string;
@@ -23,19 +32,6 @@ export interface WorkItemRow {
   updated_at: Timestamp;
   completed_at: Timestamp | null;
 }
-
-export interface WorkBatchRow {
-  work_batch_id: number | string;
-  work_type: string;
-  status: string;
-  created_at: Timestamp;
-  closed_at: Timestamp | null;
-  completed_at: Timestamp | null;
-}
-
-export const iso = (value: Timestamp): string => (value instanceof Date ? value.toISOString() : value);
-const isoOrNull = (value: Timestamp | null): string | null => (value === null ? null : iso(value));
-const parsed = <T>(value: Json | null): T | null => (value === null ? null : ((typeof value === "string" ? JSON.parse(value) : value) as T));
 
 export function toWorkItemView(row: WorkItemRow): WorkItemView {
   return {
@@ -56,9 +52,25 @@ export function toWorkItemView(row: WorkItemRow): WorkItemView {
   };
 }
 
-export function toWorkBatchView(row: WorkBatchRow, statusCounts: Array<{ status: string; count: number | string }>): WorkBatchView {
+/** A batch with one of its item statuses and that status's count (status NULL: no items). */
+export interface WorkBatchStatusRow {
+  work_batch_id: Id;
+  work_type: string;
+  status: string;
+  created_at: Timestamp;
+  closed_at: Timestamp | null;
+  completed_at: Timestamp | null;
+  item_status: string | null;
+  item_count: Id;
+}
+
+export function toWorkBatchView(rows: WorkBatchStatusRow[]): WorkBatchView | undefined {
+  const row = rows[0];
+  if (!row) return undefined;
   const counts: WorkBatchCounts = emptyCounts();
-  for (const { status, count } of statusCounts) counts[countKeyFor(status as WorkItemStatus)] = Number(count);
+  for (const { item_status, item_count } of rows) {
+    if (item_status !== null) counts[countKeyFor(item_status as WorkItemStatus)] = Number(item_count);
+  }
   return {
     workBatchId: Number(row.work_batch_id),
     workType: row.work_type,
@@ -72,7 +84,7 @@ export function toWorkBatchView(row: WorkBatchRow, statusCounts: Array<{ status:
 
 export interface ApiKeyRow {
   key_id: string;
-  company_id: number | string;
+  company_id: Id;
   name: string | null;
   created_at: Timestamp;
   revoked_at: Timestamp | null;
@@ -86,8 +98,64 @@ export const toApiKey = (row: ApiKeyRow): ApiKeyRecord => ({
   revokedAt: isoOrNull(row.revoked_at),
 });
 
-export const toCompany = (row: { company_id: number | string; name: string; created_at: Timestamp }): Company => ({
+export interface CompanyRow {
+  company_id: Id;
+  name: string;
+  created_at: Timestamp;
+}
+
+export const toCompany = (row: CompanyRow): Company => ({ companyId: Number(row.company_id), name: row.name, createdAt: iso(row.created_at) });
+
+export interface ClaimedBatchRow {
+  company_id: Id;
+  work_batch_id: Id;
+  work_type: string;
+  lease_owner: string;
+  lease_expires_at: Timestamp;
+}
+
+export const toClaimedBatch = (row: ClaimedBatchRow): ClaimedBatch => ({
   companyId: Number(row.company_id),
-  name: row.name,
+  workBatchId: Number(row.work_batch_id),
+  workType: row.work_type,
+  leaseOwner: row.lease_owner,
+  leaseExpiresAt: iso(row.lease_expires_at),
+});
+
+export interface DueItemRow {
+  company_id: Id;
+  work_batch_id: Id;
+  work_item_id: Id;
+  work_type: string;
+  request: Json;
+  attempts: number;
+}
+
+export const toDueItem = (row: DueItemRow): DueItem => ({
+  companyId: Number(row.company_id),
+  workBatchId: Number(row.work_batch_id),
+  workItemId: Number(row.work_item_id),
+  workType: row.work_type,
+  request: parsed<Record<string, unknown>>(row.request) ?? {},
+  attempts: row.attempts,
+});
+
+export interface OutboxRow {
+  company_id: Id;
+  event_id: string;
+  work_item_id: Id;
+  event_type: WebhookEventType;
+  url: string;
+  attempts: number;
+  created_at: Timestamp;
+}
+
+export const toWebhookDelivery = (row: OutboxRow): WebhookDelivery => ({
+  companyId: Number(row.company_id),
+  eventId: row.event_id,
+  workItemId: Number(row.work_item_id),
+  eventType: row.event_type,
+  url: row.url,
+  attempts: row.attempts,
   createdAt: iso(row.created_at),
 });

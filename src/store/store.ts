@@ -8,9 +8,13 @@
  *   promise resolves loses nothing). At any moment a company has at most one `Open` batch per
  *   work type, whatever the concurrency and the number of processes.
  * - Driver errors never escape: constraint violations become domain outcomes, an unreachable
- *   database becomes `StoreUnavailableError`.
+ *   database becomes `StoreUnavailableError` (errors.ts).
+ * - Sweeps across companies (the bot's, the dispatcher's) only find which companies have work;
+ *   everything after that goes company by company.
  *
- * Backend differences are named as `StoreFlags`, never as `if (postgres)` outside this folder.
+ * Every operation is written once, in core/, over the database port (port.ts); the backend
+ * folders hold only what differs. Backend differences are named as `StoreFlags`, never as
+ * `if (postgres)` outside this folder.
  */
 import type { BatchKey, WorkBatchStatus, WorkBatchView, WorkItemError, WorkItemResult, WorkItemStatus, WorkItemView } from "../domain/views.ts";
 
@@ -97,7 +101,7 @@ export type ItemOutcome =
   /** `transient`: the last of too many transient failures, so `attempts` + 1 as well. */
   | { kind: "failed"; error: WorkItemError; transient?: boolean; lastError?: string }
   /** Transient: back to New, attempts + 1, not before `nextAttemptAt`. */
-  | { kind: "retry"; nextAttemptAt: string; lastError: string };
+  | { kind: "retried"; nextAttemptAt: string; lastError: string };
 
 export type CancelOutcome =
   | { kind: "cancelled"; item: WorkItemView }
@@ -126,7 +130,7 @@ export interface WebhookDelivery {
 
 export type WebhookAttemptOutcome =
   | { kind: "delivered"; httpStatus: number }
-  | { kind: "retry"; nextAttemptAt: string; error: string; httpStatus: number | null }
+  | { kind: "retried"; nextAttemptAt: string; error: string; httpStatus: number | null }
   /** Given up (retry window over) or refused (address guard): no further attempts. */
   | { kind: "failed"; error: string; httpStatus: number | null };
 
@@ -165,21 +169,23 @@ export interface Store {
    */
   cancelWorkItem(companyId: number, workItemId: number, now: string): Promise<CancelOutcome>;
 
-  // The bot (SPEC §5). Sweeps across companies are the bot's job; every per-row statement
-  // still carries company_id.
+  // The bot (SPEC §5), company by company.
   /**
-   * Every company's Open batch holding at least one item (cancelled ones count) → Closed,
-   * closed_at = now. Returns how many batches were closed.
+   * The companies the bot has work for at `dueBefore` (the run's start), in company order:
+   * `openBatch` when one of its Open batches holds at least one item (cancelled ones count) and
+   * is to be closed; otherwise it has a batch to claim.
    */
-  closeOpenBatches(now: string): Promise<number>;
+  companiesWithBotWork(dueBefore: string): Promise<Array<{ companyId: number; openBatch: boolean }>>;
+  /** The company's Open batches holding at least one item → Closed, closed_at = now. Returns how many. */
+  closeOpenBatches(companyId: number, now: string): Promise<number>;
   /**
-   * Claims the oldest claimable batch: `Closed`, or `Processing` with its lease expired or
-   * released (lease_expires_at NULL or ≤ dueBefore) and next_run_at NULL or ≤ dueBefore. Sets
+   * Claims the company's oldest claimable batch: `Closed`, or `Processing` with its lease expired
+   * or released (lease_expires_at NULL or ≤ dueBefore) and next_run_at NULL or ≤ dueBefore. Sets
    * status Processing, lease_owner, lease_expires_at, clears next_run_at. Concurrent claimers
    * never get the same batch (PostgreSQL: FOR UPDATE SKIP LOCKED). `dueBefore` is the run's
    * start time, so a batch the same run released is not taken twice in one run.
    */
-  claimBatch(input: { owner: string; dueBefore: string; leaseExpiresAt: string }): Promise<ClaimedBatch | undefined>;
+  claimBatch(input: { companyId: number; owner: string; dueBefore: string; leaseExpiresAt: string }): Promise<ClaimedBatch | undefined>;
   /**
    * In one transaction: renews the lease to `leaseExpiresAt` (only while `batch.leaseOwner`
    * still holds the batch, else returns undefined = lease lost), then marks up to `limit` items of the batch InProgress and
@@ -191,7 +197,7 @@ export interface Store {
   /**
    * In one transaction: renews the lease to `leaseExpiresAt` (fenced as above), moves the InProgress item to its
    * outcome (Successful: result, completed_at; Failed: error, completed_at, attempts + 1 when
-   * `transient`; retry: New, attempts + 1, next_attempt_at, last_error), and, when the item
+   * `transient`; retried: New, attempts + 1, next_attempt_at, last_error), and, when the item
    * reached Successful/Failed and has a webhook_url, inserts its `webhook_outbox` row (event id
    * `msg_<random>`, status Pending, next_attempt_at = now). False when the lease was lost or the
    * item is not InProgress; then nothing changed.
@@ -213,15 +219,17 @@ export interface Store {
    * Undefined when the company does not exist.
    */
   ensureWebhookSecret(companyId: number, candidate: string): Promise<string | undefined>;
+  /** Up to `limit` companies with Pending outbox rows due at `now`, the longest waiting first. */
+  companiesWithDueDeliveries(input: { now: string; limit: number }): Promise<number[]>;
   /**
-   * Claims up to `limit` Pending outbox rows with next_attempt_at ≤ now, oldest due first:
-   * sets lease_owner and pushes next_attempt_at to `leaseExpiresAt`, so a dispatcher that dies
-   * leaves them due again later. Concurrent claimers never get the same row.
+   * Claims up to `limit` of the company's Pending outbox rows with next_attempt_at ≤ now, oldest
+   * due first: sets lease_owner and pushes next_attempt_at to `leaseExpiresAt`, so a dispatcher
+   * that dies leaves them due again later. Concurrent claimers never get the same row.
    */
-  claimWebhookDeliveries(input: { owner: string; now: string; leaseExpiresAt: string; limit: number }): Promise<WebhookDelivery[]>;
+  claimWebhookDeliveries(input: { companyId: number; owner: string; now: string; leaseExpiresAt: string; limit: number }): Promise<WebhookDelivery[]>;
   /**
    * Records one delivery attempt (attempts + 1, last_status, last_error): delivered →
-   * Delivered, delivered_at; retry → stays Pending with next_attempt_at; failed → Failed.
+   * Delivered, delivered_at; retried → stays Pending with next_attempt_at; failed → Failed.
    * Clears lease_owner. False (nothing changed) when `owner` no longer holds the row.
    */
   recordWebhookAttempt(delivery: WebhookDelivery, owner: string, outcome: WebhookAttemptOutcome, now: string): Promise<boolean>;
@@ -230,21 +238,4 @@ export interface Store {
    * operator's backlog gauge (`work_item_api_outbox_backlog`), not tenant data.
    */
   countPendingWebhookDeliveries(): Promise<number>;
-
-  /** Row totals across all companies; tests use them to prove a refused request stored nothing. */
-  countRows(): Promise<RowCounts>;
-}
-
-/** The per-row result of `countRows`, for tests that prove a rejected request stored nothing. */
-export interface RowCounts {
-  companies: number;
-  apiKeys: number;
-  workBatches: number;
-  workItems: number;
-  idempotencyKeys: number;
-}
-
-/** A create that collides with an existing row (e.g. a company id already taken). */
-export class AlreadyExistsError extends Error {
-  override name = "AlreadyExistsError";
 }

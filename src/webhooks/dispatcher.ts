@@ -13,13 +13,11 @@ import { checkWebhookTarget, type Lookup } from "./address-guard.ts";
 import { sendWebhook } from "./sender.ts";
 import { signEvent } from "./signing.ts";
 
-export type DeliveryOutcome = "delivered" | "retried" | "failed";
-
 export interface DeliveryReport {
   companyId: number;
   eventId: string;
   workItemId: number;
-  outcome: DeliveryOutcome;
+  outcome: WebhookAttemptOutcome["kind"];
   httpStatus: number | null;
   error: string | null;
 }
@@ -85,7 +83,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       const now = clock();
       const windowOver = now.getTime() - Date.parse(delivery.createdAt) >= config.webhookRetryWindowSeconds * 1000;
       if (windowOver) return { kind: "failed", error: `gave up after ${delivery.attempts + 1} attempts: ${error}`, httpStatus };
-      return { kind: "retry", error, httpStatus, nextAttemptAt: nextAttemptAt(now, delivery.attempts + 1, policy, deps.random) };
+      return { kind: "retried", error, httpStatus, nextAttemptAt: nextAttemptAt(now, delivery.attempts + 1, policy, deps.random) };
     };
     let outcome: WebhookAttemptOutcome;
     const item = await store.getWorkItem(delivery.companyId, delivery.workItemId);
@@ -116,7 +114,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         companyId: delivery.companyId,
         eventId: delivery.eventId,
         workItemId: delivery.workItemId,
-        outcome: outcome.kind === "retry" ? "retried" : outcome.kind,
+        outcome: outcome.kind,
         httpStatus,
         error: outcome.kind === "delivered" ? null : outcome.error,
       },
@@ -125,13 +123,14 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
 
   async function deliverDue(): Promise<DeliverySummary> {
     const summary: DeliverySummary = { delivered: 0, retried: 0, failed: 0, deliveries: [] };
-    const now = clock();
-    const claimed = await store.claimWebhookDeliveries({
-      owner,
-      now: now.toISOString(),
-      leaseExpiresAt: new Date(now.getTime() + config.webhookLeaseSeconds * 1000).toISOString(),
-      limit: claimSize,
-    });
+    const now = clock().toISOString();
+    const leaseExpiresAt = new Date(Date.parse(now) + config.webhookLeaseSeconds * 1000).toISOString();
+    // Company by company (every statement names its company; docs/scaling.md), the longest waiting first.
+    const claimed: WebhookDelivery[] = [];
+    for (const companyId of await store.companiesWithDueDeliveries({ now, limit: claimSize })) {
+      if (claimed.length >= claimSize) break;
+      claimed.push(...(await store.claimWebhookDeliveries({ companyId, owner, now, leaseExpiresAt, limit: claimSize - claimed.length })));
+    }
     await forEachConcurrently(claimed, config.webhookConcurrency, async (delivery) => {
       const started = Date.now();
       try {

@@ -10,6 +10,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import pg from "pg";
 import type { StoreLocation } from "../../src/config.ts";
 import { openStore } from "../../src/store/open-store.ts";
@@ -109,5 +110,45 @@ export async function openFreshStore(backend: Backend): Promise<{ store: Store; 
       await store.close();
       await created.cleanup();
     },
+  };
+}
+
+/** Row totals across all companies, read past the store: tests prove a refused request stored nothing. */
+export interface RowCounts {
+  companies: number;
+  apiKeys: number;
+  workBatches: number;
+  workItems: number;
+  idempotencyKeys: number;
+}
+
+const COUNT_ROWS = `SELECT (SELECT COUNT(*) FROM companies) AS companies, (SELECT COUNT(*) FROM api_keys) AS api_keys,
+  (SELECT COUNT(*) FROM work_batches) AS work_batches, (SELECT COUNT(*) FROM work_items) AS work_items,
+  (SELECT COUNT(*) FROM idempotency_keys) AS idempotency_keys`;
+
+export async function countRows(location: StoreLocation): Promise<RowCounts> {
+  let row: Record<string, number | string>;
+  if (location.kind === "sqlite") {
+    const db = new Database(location.path, { readonly: true });
+    try {
+      row = db.prepare(COUNT_ROWS).get() as Record<string, number>;
+    } finally {
+      db.close();
+    }
+  } else {
+    const client = new pg.Client({ connectionString: location.url });
+    await client.connect();
+    try {
+      row = (await client.query<Record<string, string>>(COUNT_ROWS)).rows[0]!;
+    } finally {
+      await client.end();
+    }
+  }
+  return {
+    companies: Number(row.companies),
+    apiKeys: Number(row.api_keys),
+    workBatches: Number(row.work_batches),
+    workItems: Number(row.work_items),
+    idempotencyKeys: Number(row.idempotency_keys),
   };
 }

@@ -4,7 +4,7 @@ import { buildApp } from "../../src/app.ts";
 import { createKey, type CreatedKey } from "../../src/admin/admin.ts";
 import { loadConfig, type Config } from "../../src/config.ts";
 import type { Store } from "../../src/store/store.ts";
-import { openFreshStore, type Backend } from "./backends.ts";
+import { countRows, openFreshStore, type Backend, type RowCounts } from "./backends.ts";
 
 export const TEST_JWT_SECRET = "test-secret-test-secret-test-secret-0123456789";
 
@@ -17,6 +17,8 @@ export interface TestApp {
   store: Store;
   config: Config;
   databaseUrl: string;
+  /** Row totals across all companies, read past the store (see backends.ts). */
+  countRows(): Promise<RowCounts>;
   /** Creates a company with an API key and logs in through the real route. */
   tenant(companyId: number): Promise<Tenant>;
   close(): Promise<void>;
@@ -32,6 +34,7 @@ export async function createTestApp(backend: Backend, env: Record<string, string
     store: fresh.store,
     config,
     databaseUrl: fresh.databaseUrl,
+    countRows: () => countRows(fresh.location),
     async tenant(companyId) {
       const key = await createKey(fresh.store, { companyId });
       const response = await app.inject({ method: "POST", url: "/api/Login/Authenticate", payload: { apiKey: key.apiKey, secret: key.secret } });

@@ -14,7 +14,7 @@ import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import fc from "fast-check";
 import type { InjectOptions, LightMyRequestResponse } from "fastify";
-import type { RowCounts } from "../../src/store/store.ts";
+import type { RowCounts } from "../helpers/backends.ts";
 import { availableBackends } from "../helpers/backends.ts";
 import {
   authorizations, contentEncodings, contentTypes, deepNesting, garbled, headerValue, idempotencyKeys, invalidUtf8, mutatedBody, pathIds, queryStrings, rawTree, serialize,
@@ -57,7 +57,7 @@ for (const [index, backend] of backends.entries()) {
         validIds.push(key.workItemId, key.workBatchId);
       }
       operations = await apiOperations(t.app);
-      rows = await t.store.countRows();
+      rows = await t.countRows();
     });
     after(() => t.close());
 
@@ -67,7 +67,7 @@ for (const [index, backend] of backends.entries()) {
       statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
       const where = () => `${label()}\n-> ${answer.status} ${answer.body.slice(0, 300)}`;
       assert.ok(answer.status < 500, `5xx: ${where()}`);
-      const now = await t.store.countRows();
+      const now = await t.countRows();
       if (answer.status >= 400) {
         assert.match(String(answer.headers["content-type"]), /^application\/problem\+json; charset=utf-8$/, `not problem+json: ${where()}`);
         const problem = JSON.parse(answer.body) as Record<string, unknown>;

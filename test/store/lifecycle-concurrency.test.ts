@@ -7,8 +7,10 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { WORK_TYPE_AUTHORITY_RVDM } from "../../src/domain/views.ts";
 import type { AddWorkItemOutcome, ClaimedBatch, Store } from "../../src/store/store.ts";
-import { availableBackends, openFreshStore, type Backend } from "../helpers/backends.ts";
+import type { StoreLocation } from "../../src/config.ts";
+import { availableBackends, countRows, openFreshStore, type Backend } from "../helpers/backends.ts";
 import { validWorkItem } from "../helpers/test-app.ts";
+import { claimDueDeliveries, claimNextBatch, closeOpenBatches } from "../helpers/sweeps.ts";
 
 const add = (store: Store, companyId: number, batchMaxItems: number, webhookUrl: string | null = null): Promise<AddWorkItemOutcome> =>
   store.addWorkItem({
@@ -31,7 +33,7 @@ async function fileEverything(store: Store, owner: string): Promise<number> {
   const dueBefore = new Date().toISOString();
   const lease = new Date(Date.now() + 60_000).toISOString();
   let finished = 0;
-  for (let batch: ClaimedBatch | undefined; (batch = await store.claimBatch({ owner, dueBefore, leaseExpiresAt: lease })); ) {
+  for (let batch: ClaimedBatch | undefined; (batch = await claimNextBatch(store, { owner, dueBefore, leaseExpiresAt: lease })); ) {
     for (;;) {
       const items = await store.takeDueItems(batch, { now: new Date().toISOString(), dueBefore, limit: 50, leaseExpiresAt: lease });
       assert.ok(items, "the lease holds");
@@ -47,11 +49,11 @@ async function fileEverything(store: Store, owner: string): Promise<number> {
   return finished;
 }
 
-async function withStore(backend: Backend, body: (store: Store) => Promise<void>): Promise<void> {
-  const { store, cleanup } = await openFreshStore(backend);
+async function withStore(backend: Backend, body: (store: Store, location: StoreLocation) => Promise<void>): Promise<void> {
+  const { store, location, cleanup } = await openFreshStore(backend);
   try {
     for (const companyId of [1, 2, 3, 4]) await store.createCompany({ companyId, name: `c${companyId}` });
-    await body(store);
+    await body(store, location);
   } finally {
     await cleanup();
   }
@@ -62,10 +64,10 @@ for (const backend of await availableBackends()) {
     test("claimers racing for batches never get the same one", () => withStore(backend, async (store) => {
       // Batches of one item each, over two companies: 12 Closed batches.
       for (let i = 0; i < 12; i++) await add(store, 1 + (i % 2), 1);
-      await store.closeOpenBatches(new Date().toISOString());
+      await closeOpenBatches(store, new Date().toISOString());
       const dueBefore = new Date().toISOString();
       const leaseExpiresAt = new Date(Date.now() + 60_000).toISOString();
-      const claims = await Promise.all(Array.from({ length: 16 }, (_, i) => store.claimBatch({ owner: `w${i}`, dueBefore, leaseExpiresAt })));
+      const claims = await Promise.all(Array.from({ length: 16 }, (_, i) => claimNextBatch(store, { owner: `w${i}`, dueBefore, leaseExpiresAt })));
       const claimed = claims.filter((claim): claim is ClaimedBatch => claim !== undefined);
       assert.equal(claimed.length, 12, "every batch claimed, the rest of the claimers found nothing");
       assert.equal(new Set(claimed.map((claim) => `${claim.companyId}/${claim.workBatchId}`)).size, 12, "no batch claimed twice");
@@ -74,7 +76,7 @@ for (const backend of await availableBackends()) {
       }
     }));
 
-    test("adds racing the bot closing and filing batches: no item is stranded in a batch that was already closed", () => withStore(backend, async (store) => {
+    test("adds racing the bot closing and filing batches: no item is stranded in a batch that was already closed", () => withStore(backend, async (store, location) => {
       // Each wave fires adds for three companies and, at the same moment, one bot pass that
       // closes the Open batches (holding the previous waves' items) and files them. An add that
       // lands in a batch after it was closed is either refused by finishBatch ("pending", not
@@ -84,7 +86,7 @@ for (const backend of await availableBackends()) {
       for (let wave = 0; wave < 20; wave++) {
         const adds = Array.from({ length: 20 }, (_, i) => add(store, 1 + (i % 3), 25));
         const pass = (async () => {
-          closed += await store.closeOpenBatches(new Date().toISOString());
+          closed += await closeOpenBatches(store, new Date().toISOString());
           await fileEverything(store, `bot-${wave}`);
         })();
         const [outcomes] = await Promise.all([Promise.all(adds), pass]);
@@ -93,7 +95,7 @@ for (const backend of await availableBackends()) {
       // A close that runs after its wave's adds committed takes their batches too, and the next
       // wave's close may then find nothing: at least every other wave closes something.
       assert.ok(closed >= 10, `the bot closed ${closed} batches while items were being added`);
-      await store.closeOpenBatches(new Date().toISOString());
+      await closeOpenBatches(store, new Date().toISOString());
       await fileEverything(store, "bot");
 
       const batches = new Map<string, { companyId: number; workBatchId: number; items: number }>();
@@ -111,14 +113,14 @@ for (const backend of await availableBackends()) {
         assert.equal(batch?.status, "Completed");
         assert.equal(batch?.counts.successful, items, `batch ${workBatchId} holds exactly the items acknowledged into it`);
       }
-      assert.equal((await store.countRows()).workItems, keys.length);
+      assert.equal((await countRows(location)).workItems, keys.length);
     }));
 
     test("cancels racing the bot's close: each answer matches what was stored and what the bot did", () => withStore(backend, async (store) => {
       const keys = [];
       for (let i = 0; i < 30; i++) keys.push(keyOf(await add(store, 3, 100)));
       const now = new Date().toISOString();
-      const cancels = keys.map((key, i) => (i === 10 ? store.closeOpenBatches(now).then(() => undefined) : store.cancelWorkItem(3, key.workItemId, now)));
+      const cancels = keys.map((key, i) => (i === 10 ? closeOpenBatches(store, now).then(() => undefined) : store.cancelWorkItem(3, key.workItemId, now)));
       const outcomes = await Promise.all(cancels);
       await fileEverything(store, "bot");
       let cancelled = 0;
@@ -139,13 +141,13 @@ for (const backend of await availableBackends()) {
 
     test("dispatchers racing for outbox rows never get the same one; the backlog counts what is left", () => withStore(backend, async (store) => {
       for (let i = 0; i < 20; i++) keyOf(await add(store, 4, 100, "https://hooks.example/4"));
-      await store.closeOpenBatches(new Date().toISOString());
+      await closeOpenBatches(store, new Date().toISOString());
       await fileEverything(store, "bot");
       assert.equal(await store.countPendingWebhookDeliveries(), 20);
 
       const now = new Date().toISOString();
       const leaseExpiresAt = new Date(Date.now() + 60_000).toISOString();
-      const claims = await Promise.all(Array.from({ length: 6 }, (_, i) => store.claimWebhookDeliveries({ owner: `d${i}`, now, leaseExpiresAt, limit: 5 })));
+      const claims = await Promise.all(Array.from({ length: 6 }, (_, i) => claimDueDeliveries(store, { owner: `d${i}`, now, leaseExpiresAt, limit: 5 })));
       const all = claims.flat();
       assert.equal(all.length, 20);
       assert.equal(new Set(all.map((delivery) => delivery.eventId)).size, 20, "no row claimed twice");

@@ -8,6 +8,7 @@ import { WORK_TYPE_AUTHORITY_RVDM } from "../../src/domain/views.ts";
 import type { Store } from "../../src/store/store.ts";
 import { availableBackends, openFreshStore, type Backend } from "../helpers/backends.ts";
 import { validWorkItem } from "../helpers/test-app.ts";
+import { claimDueDeliveries, claimNextBatch, closeOpenBatches } from "../helpers/sweeps.ts";
 
 const at = (seconds: number) => new Date(Date.UTC(2026, 10, 21, 12, 0, seconds)).toISOString();
 
@@ -53,7 +54,7 @@ for (const backend of await availableBackends()) {
       assert.equal(again.kind, "conflict");
       assert.equal((await store.cancelWorkItem(2, b!.workItemId, at(2))).kind, "notFound");
       assert.equal((await store.cancelWorkItem(1, 999_999, at(2))).kind, "notFound");
-      await store.closeOpenBatches(at(3));
+      await closeOpenBatches(store, at(3));
       const closed = await store.cancelWorkItem(1, b!.workItemId, at(4));
       assert.equal(closed.kind, "conflict");
       assert.equal(closed.kind === "conflict" && closed.batchStatus, "Closed");
@@ -67,8 +68,8 @@ for (const backend of await availableBackends()) {
       // Batch 1 is completed: one item Successful, one Failed. Batch 2 is Processing with one item
       // back to New for a retry and one Successful. Batch 3 is Closed, batch 4 Open: all New.
       const first = await addItems(store, 3, 2);
-      await store.closeOpenBatches(at(1));
-      const claimed1 = (await store.claimBatch({ owner: "w", dueBefore: at(1), leaseExpiresAt: at(60) }))!;
+      await closeOpenBatches(store, at(1));
+      const claimed1 = (await claimNextBatch(store, { owner: "w", dueBefore: at(1), leaseExpiresAt: at(60) }))!;
       await store.takeDueItems(claimed1, { now: at(2), dueBefore: at(2), limit: 10, leaseExpiresAt: at(60) });
       const result = { registrationNumber: "R-1", registeredAt: at(3) };
       const error = { code: "AUTHORITY_REJECTED", message: "no", details: [] };
@@ -76,14 +77,14 @@ for (const backend of await availableBackends()) {
       await store.recordItemOutcome(claimed1, first[1]!.workItemId, { kind: "failed", error }, { now: at(3), leaseExpiresAt: at(60) });
       assert.equal(await store.finishBatch(claimed1, { now: at(4) }), "completed");
       const second = await addItems(store, 3, 2);
-      await store.closeOpenBatches(at(5));
-      const claimed2 = (await store.claimBatch({ owner: "w", dueBefore: at(5), leaseExpiresAt: at(60) }))!;
+      await closeOpenBatches(store, at(5));
+      const claimed2 = (await claimNextBatch(store, { owner: "w", dueBefore: at(5), leaseExpiresAt: at(60) }))!;
       await store.takeDueItems(claimed2, { now: at(6), dueBefore: at(6), limit: 10, leaseExpiresAt: at(60) });
-      await store.recordItemOutcome(claimed2, second[0]!.workItemId, { kind: "retry", nextAttemptAt: at(30), lastError: "503" }, { now: at(7), leaseExpiresAt: at(60) });
+      await store.recordItemOutcome(claimed2, second[0]!.workItemId, { kind: "retried", nextAttemptAt: at(30), lastError: "503" }, { now: at(7), leaseExpiresAt: at(60) });
       await store.recordItemOutcome(claimed2, second[1]!.workItemId, { kind: "succeeded", result }, { now: at(7), leaseExpiresAt: at(60) });
       assert.equal(await store.finishBatch(claimed2, { now: at(8) }), "pending");
       const third = await addItems(store, 3, 2);
-      await store.closeOpenBatches(at(9));
+      await closeOpenBatches(store, at(9));
       const fourth = await addItems(store, 3, 2);
       await addItems(store, 4, 1); // another company's New item never shows
 
@@ -103,12 +104,12 @@ for (const backend of await availableBackends()) {
 
     test("batch leases: one claimer at a time, expired leases are taken over, writes of the old owner are fenced off", () => withStore(backend, async (store) => {
       const keys = await addItems(store, 2, 3, "https://hooks.example/x");
-      assert.equal(await store.closeOpenBatches(at(10)), 1);
-      const first = await store.claimBatch({ owner: "w1", dueBefore: at(10), leaseExpiresAt: at(40) });
+      assert.equal(await closeOpenBatches(store, at(10)), 1);
+      const first = await claimNextBatch(store, { owner: "w1", dueBefore: at(10), leaseExpiresAt: at(40) });
       assert.ok(first);
       assert.equal(first.workBatchId, keys[0]!.workBatchId);
       assert.equal((await store.getWorkBatch(2, first.workBatchId))?.status, "Processing");
-      assert.equal(await store.claimBatch({ owner: "w2", dueBefore: at(20), leaseExpiresAt: at(50) }), undefined, "a held lease is not claimable");
+      assert.equal(await claimNextBatch(store, { owner: "w2", dueBefore: at(20), leaseExpiresAt: at(50) }), undefined, "a held lease is not claimable");
 
       const taken = await store.takeDueItems(first, { now: at(11), dueBefore: at(10), limit: 2, leaseExpiresAt: at(41) });
       assert.deepEqual(taken?.map((i) => i.workItemId), [keys[0]!.workItemId, keys[1]!.workItemId]);
@@ -116,7 +117,7 @@ for (const backend of await availableBackends()) {
       assert.equal((await store.getWorkItem(2, keys[0]!.workItemId))?.status, "InProgress");
 
       // w1 dies; after its lease w2 takes the batch and gets the InProgress items again.
-      const second = await store.claimBatch({ owner: "w2", dueBefore: at(45), leaseExpiresAt: at(75) });
+      const second = await claimNextBatch(store, { owner: "w2", dueBefore: at(45), leaseExpiresAt: at(75) });
       assert.equal(second?.workBatchId, first.workBatchId);
       assert.equal(second?.leaseOwner, "w2");
       const result = { registrationNumber: "RVDM-1", registeredAt: at(46) };
@@ -131,7 +132,7 @@ for (const backend of await availableBackends()) {
       const error = { code: "AUTHORITY_REJECTED", message: "no", details: [{ field: "senderChamberOfCommerceNo", message: "8 digits" }] };
       assert.equal(await store.recordItemOutcome(second!, keys[1]!.workItemId, { kind: "failed", error }, { now: at(47), leaseExpiresAt: at(80) }), true);
       assert.equal(
-        await store.recordItemOutcome(second!, keys[2]!.workItemId, { kind: "retry", nextAttemptAt: at(90), lastError: "503" }, { now: at(47), leaseExpiresAt: at(80) }),
+        await store.recordItemOutcome(second!, keys[2]!.workItemId, { kind: "retried", nextAttemptAt: at(90), lastError: "503" }, { now: at(47), leaseExpiresAt: at(80) }),
         true,
       );
       assert.equal(await store.recordItemOutcome(second!, keys[0]!.workItemId, { kind: "succeeded", result }, { now: at(48), leaseExpiresAt: at(80) }), false, "only InProgress items move");
@@ -146,8 +147,8 @@ for (const backend of await availableBackends()) {
       // Not due yet: nothing to take; the batch is released until the retry is due.
       assert.deepEqual(await store.takeDueItems(second!, { now: at(48), dueBefore: at(45), limit: 9, leaseExpiresAt: at(80) }), []);
       assert.equal(await store.finishBatch(second!, { now: at(48) }), "pending");
-      assert.equal(await store.claimBatch({ owner: "w3", dueBefore: at(89), leaseExpiresAt: at(120) }), undefined, "asleep until next_run_at");
-      const third = await store.claimBatch({ owner: "w3", dueBefore: at(90), leaseExpiresAt: at(120) });
+      assert.equal(await claimNextBatch(store, { owner: "w3", dueBefore: at(89), leaseExpiresAt: at(120) }), undefined, "asleep until next_run_at");
+      const third = await claimNextBatch(store, { owner: "w3", dueBefore: at(90), leaseExpiresAt: at(120) });
       assert.equal(third?.workBatchId, first.workBatchId);
       const due = await store.takeDueItems(third!, { now: at(91), dueBefore: at(90), limit: 9, leaseExpiresAt: at(120) });
       assert.deepEqual(due?.map((i) => [i.workItemId, i.attempts]), [[keys[2]!.workItemId, 1]]);
@@ -159,7 +160,7 @@ for (const backend of await availableBackends()) {
       assert.deepEqual([batch?.status, batch?.completedAt, batch?.counts], ["Completed", at(93), { new: 0, inProgress: 0, successful: 1, failed: 2, cancelled: 0 }]);
 
       // Each terminal item with a webhook URL left exactly one outbox row; the retry left none.
-      const deliveries = await store.claimWebhookDeliveries({ owner: "d1", now: at(100), leaseExpiresAt: at(160), limit: 50 });
+      const deliveries = await claimDueDeliveries(store, { owner: "d1", now: at(100), leaseExpiresAt: at(160), limit: 50 });
       assert.deepEqual(deliveries.map((d) => [d.workItemId, d.eventType]).sort(), [
         [keys[0]!.workItemId, "workitem.succeeded"],
         [keys[1]!.workItemId, "workitem.failed"],
@@ -171,8 +172,8 @@ for (const backend of await availableBackends()) {
     test("a batch whose items are all cancelled is closed and completes", () => withStore(backend, async (store) => {
       const [only] = await addItems(store, 3, 1);
       await store.cancelWorkItem(3, only!.workItemId, at(200));
-      await store.closeOpenBatches(at(201));
-      const claimed = await store.claimBatch({ owner: "w", dueBefore: at(201), leaseExpiresAt: at(260) });
+      await closeOpenBatches(store, at(201));
+      const claimed = await claimNextBatch(store, { owner: "w", dueBefore: at(201), leaseExpiresAt: at(260) });
       assert.equal(claimed?.companyId, 3);
       assert.deepEqual(await store.takeDueItems(claimed!, { now: at(202), dueBefore: at(201), limit: 5, leaseExpiresAt: at(260) }), []);
       assert.equal(await store.finishBatch(claimed!, { now: at(203) }), "completed");
@@ -182,8 +183,8 @@ for (const backend of await availableBackends()) {
     test("closeOpenBatches closes each company's Open batch once; a new item then opens a new batch", () => withStore(backend, async (store) => {
       const [firstKey] = await addItems(store, 4, 1);
       await addItems(store, 5, 2);
-      assert.equal(await store.closeOpenBatches(at(300)), 2);
-      assert.equal(await store.closeOpenBatches(at(301)), 0);
+      assert.equal(await closeOpenBatches(store, at(300)), 2);
+      assert.equal(await closeOpenBatches(store, at(301)), 0);
       assert.equal((await store.getWorkBatch(4, firstKey!.workBatchId))?.closedAt, at(300));
       const [secondKey] = await addItems(store, 4, 1);
       assert.notEqual(secondKey!.workBatchId, firstKey!.workBatchId);
@@ -192,31 +193,31 @@ for (const backend of await availableBackends()) {
 
     test("webhook outbox: claims are leased, attempts recorded, only the owner may record", () => withStore(backend, async (store) => {
       const [key] = await addItems(store, 5, 1, "https://hooks.example/5");
-      await store.closeOpenBatches(at(400));
-      const claimed = await store.claimBatch({ owner: "w", dueBefore: at(400), leaseExpiresAt: at(460) });
+      await closeOpenBatches(store, at(400));
+      const claimed = await claimNextBatch(store, { owner: "w", dueBefore: at(400), leaseExpiresAt: at(460) });
       await store.takeDueItems(claimed!, { now: at(401), dueBefore: at(400), limit: 5, leaseExpiresAt: at(460) });
       assert.equal(await store.countPendingWebhookDeliveries(), 0);
       await store.recordItemOutcome(claimed!, key!.workItemId, { kind: "succeeded", result: { registrationNumber: "R", registeredAt: at(401) } }, { now: at(402), leaseExpiresAt: at(460) });
       assert.equal(await store.countPendingWebhookDeliveries(), 1, "the outcome and its outbox row committed together");
 
-      const [delivery] = await store.claimWebhookDeliveries({ owner: "d1", now: at(403), leaseExpiresAt: at(463), limit: 10 });
+      const [delivery] = await claimDueDeliveries(store, { owner: "d1", now: at(403), leaseExpiresAt: at(463), limit: 10 });
       assert.ok(delivery);
       assert.equal(delivery.createdAt, at(402));
-      assert.deepEqual(await store.claimWebhookDeliveries({ owner: "d2", now: at(404), leaseExpiresAt: at(464), limit: 10 }), [], "leased rows are not claimable");
-      const retry = { kind: "retry" as const, nextAttemptAt: at(500), error: "the receiver answered 500", httpStatus: 500 };
+      assert.deepEqual(await claimDueDeliveries(store, { owner: "d2", now: at(404), leaseExpiresAt: at(464), limit: 10 }), [], "leased rows are not claimable");
+      const retry = { kind: "retried" as const, nextAttemptAt: at(500), error: "the receiver answered 500", httpStatus: 500 };
       assert.equal(await store.recordWebhookAttempt(delivery, "d2", retry, at(405)), false, "not the owner");
       assert.equal(await store.recordWebhookAttempt(delivery, "d1", retry, at(405)), true);
-      assert.deepEqual(await store.claimWebhookDeliveries({ owner: "d2", now: at(499), leaseExpiresAt: at(560), limit: 10 }), []);
-      const [again] = await store.claimWebhookDeliveries({ owner: "d2", now: at(500), leaseExpiresAt: at(560), limit: 10 });
+      assert.deepEqual(await claimDueDeliveries(store, { owner: "d2", now: at(499), leaseExpiresAt: at(560), limit: 10 }), []);
+      const [again] = await claimDueDeliveries(store, { owner: "d2", now: at(500), leaseExpiresAt: at(560), limit: 10 });
       assert.deepEqual([again?.eventId, again?.attempts], [delivery.eventId, 1]);
       // d2 dies; after its lease d3 gets the row, and it is delivered once.
-      const [third] = await store.claimWebhookDeliveries({ owner: "d3", now: at(560), leaseExpiresAt: at(620), limit: 10 });
+      const [third] = await claimDueDeliveries(store, { owner: "d3", now: at(560), leaseExpiresAt: at(620), limit: 10 });
       assert.equal(third?.eventId, delivery.eventId);
       assert.equal(await store.countPendingWebhookDeliveries(), 1, "a claimed row is still pending");
       assert.equal(await store.recordWebhookAttempt(third!, "d3", { kind: "delivered", httpStatus: 204 }, at(561)), true);
       assert.equal(await store.countPendingWebhookDeliveries(), 0);
       assert.equal(await store.recordWebhookAttempt(again!, "d2", { kind: "delivered", httpStatus: 200 }, at(562)), false);
-      assert.deepEqual(await store.claimWebhookDeliveries({ owner: "d4", now: at(9999), leaseExpiresAt: at(9999), limit: 10 }), []);
+      assert.deepEqual(await claimDueDeliveries(store, { owner: "d4", now: at(9999), leaseExpiresAt: at(9999), limit: 10 }), []);
     }));
 
     test("ensureWebhookSecret keeps the first secret and knows no unknown company", () => withStore(backend, async (store) => {

@@ -86,7 +86,7 @@ describe("SQLite outages", () => {
         refused++;
       }
       assert.equal(refused, 20, "the disk filled up");
-      const rowsFull = await app.store.countRows();
+      const rowsFull = await app.countRows();
       assert.equal(rowsFull.workItems, acknowledged.length, "nothing half-stored");
       assert.equal(rowsFull.idempotencyKeys, acknowledged.length);
       const read = await app.app.inject({ url: `/api/AuthorityRvdm/WorkItem/${acknowledged[0]}`, headers: bearer(tenant.token) });

@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { createKey } from "../../src/admin/admin.ts";
 import { openStore } from "../../src/store/open-store.ts";
-import { availableBackends } from "../helpers/backends.ts";
+import { availableBackends, countRows } from "../helpers/backends.ts";
 import { createPgCluster, pgClusterUnsupported, type PgCluster } from "../helpers/pg-cluster.ts";
 import { startServer, type ServerProcess } from "../helpers/processes.ts";
 import { addOverHttp, type AddAttempt } from "../helpers/http-add.ts";
@@ -92,7 +92,7 @@ describe("PostgreSQL outage under load", { skip }, () => {
           assert.equal(retry.status, 200);
           if (o.status === 200) assert.equal(retry.workItemId, o.workItemId, `${o.key} replays the first answer`);
         }
-        const rows = await check.countRows();
+        const rows = await countRows({ kind: "postgres", url: cluster.url });
         assert.equal(rows.workItems, outcomes.length, "one item per Idempotency-Key, none twice");
       } finally {
         await check.close();

@@ -1,7 +1,7 @@
 /** Which PostgreSQL driver errors mean "unavailable, retry" (503) and which are real failures. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { StoreUnavailableError } from "../../src/errors.ts";
+import { StoreUnavailableError } from "../../src/store/errors.ts";
 import { storeError } from "../../src/store/postgres/errors.ts";
 
 const withCode = (code: string, message = "x") => Object.assign(new Error(message), { code });

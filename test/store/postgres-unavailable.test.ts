@@ -11,8 +11,9 @@ import type { FastifyInstance } from "fastify";
 import { buildApp } from "../../src/app.ts";
 import { createKey } from "../../src/admin/admin.ts";
 import { loadConfig } from "../../src/config.ts";
-import { StoreUnavailableError } from "../../src/errors.ts";
-import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
+import { StoreUnavailableError } from "../../src/store/errors.ts";
+import { openPostgresStore } from "../../src/store/postgres/postgres-store.ts";
+import type { Store } from "../../src/store/store.ts";
 import type { NewWorkItem } from "../../src/store/store.ts";
 import { availableBackends, postgresBackend } from "../helpers/backends.ts";
 import { TEST_JWT_SECRET, validWorkItem } from "../helpers/test-app.ts";
@@ -67,7 +68,7 @@ describe("PostgreSQL unavailable", { skip: !hasPostgres && "PostgreSQL is not av
   let location: Awaited<ReturnType<typeof postgresBackend.create>>;
   let relay: Relay;
   let url: string;
-  let store: PostgresStore;
+  let store: Store;
   let app: FastifyInstance;
   let token: string;
 
@@ -79,7 +80,7 @@ describe("PostgreSQL unavailable", { skip: !hasPostgres && "PostgreSQL is not av
     direct.hostname = "127.0.0.1";
     direct.port = String(relay.port);
     url = direct.toString();
-    store = await PostgresStore.open(url);
+    store = await openPostgresStore(url);
     const config = loadConfig({ DATABASE_URL: url, JWT_SECRET: TEST_JWT_SECRET, LOG_LEVEL: "silent", RATE_LIMIT_TENANT_RPS: "0" });
     app = await buildApp(config, { store });
     const key = await createKey(store, { companyId: 61 });
@@ -108,8 +109,8 @@ describe("PostgreSQL unavailable", { skip: !hasPostgres && "PostgreSQL is not av
     await assert.rejects(store.addWorkItem(item(61, "down")), StoreUnavailableError);
     await assert.rejects(store.getWorkItem(61, 1), StoreUnavailableError);
     await assert.rejects(store.listWorkItems(61, { limit: 5 }), StoreUnavailableError);
-    await assert.rejects(store.withTransaction(async () => undefined), StoreUnavailableError);
-    await assert.rejects(PostgresStore.open(url), StoreUnavailableError);
+    await assert.rejects(store.cancelWorkItem(61, 1, new Date().toISOString()), StoreUnavailableError, "a transaction too");
+    await assert.rejects(openPostgresStore(url), StoreUnavailableError);
   });
 
   test("while it is down the API answers 503 with Retry-After and no internals", async () => {

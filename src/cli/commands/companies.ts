@@ -1,5 +1,6 @@
 import { createCompany } from "../../admin/admin.ts";
-import { AlreadyExistsError, type Company } from "../../store/store.ts";
+import { AlreadyExistsError } from "../../store/errors.ts";
+import type { Company } from "../../store/store.ts";
 import { CommandFailedError, requiredInteger, requiredText, type Command } from "../command.ts";
 
 export const companiesCreate: Command = {

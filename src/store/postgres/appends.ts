@@ -6,12 +6,12 @@
  * failed commit fails every call of the group. Up to four groups run at once on different
  * connections; a company always uses the same lane (see group-commit.ts).
  */
-import { StoreUnavailableError } from "../../errors.ts";
+import { StoreUnavailableError } from "../errors.ts";
 import type { AddWorkItemOutcome, NewWorkItem } from "../store.ts";
-import type { Database } from "./database.ts";
-import { isRetryableSqlState, isUnavailable } from "./errors.ts";
+import type { DatabasePort } from "../port.ts";
+import { isRetryableSqlState } from "./errors.ts";
 import { GroupCommitter, type GroupResult } from "./group-commit.ts";
-import { SQL } from "./statements.ts";
+import { POSTGRES_SQL } from "./statements.ts";
 
 /**
  * Items per group. Each is a subtransaction; PostgreSQL caches 64 of them per transaction in
@@ -29,11 +29,11 @@ interface AddRow {
   failure_message: string | null;
 }
 
-export function createAppender(db: Database, lanes: number): GroupCommitter<NewWorkItem, AddWorkItemOutcome> {
+export function createAppender(db: DatabasePort, lanes: number): GroupCommitter<NewWorkItem, AddWorkItemOutcome> {
   return new GroupCommitter({ lanes, maxGroupSize: MAX_GROUP_SIZE, laneKey: (input) => input.companyId, runGroup: (inputs) => appendGroup(db, inputs) });
 }
 
-async function appendGroup(db: Database, inputs: NewWorkItem[]): Promise<Array<GroupResult<AddWorkItemOutcome>>> {
+async function appendGroup(db: DatabasePort, inputs: NewWorkItem[]): Promise<Array<GroupResult<AddWorkItemOutcome>>> {
   // One lock order for every group (company, then work type), so concurrent groups never deadlock.
   const order = inputs
     .map((input, ord) => ({ input, ord }))
@@ -54,11 +54,11 @@ async function appendGroup(db: Database, inputs: NewWorkItem[]): Promise<Array<G
   try {
     // `pg` settles a query at ReadyForQuery, which the server sends after the statement's
     // implicit COMMIT has reached the WAL: a resolved promise means committed.
-    ({ rows } = await db.query<AddRow>(SQL.addWorkItems, [JSON.stringify(items), requests]));
+    rows = await db.all<AddRow>(POSTGRES_SQL.addWorkItems, [JSON.stringify(items), requests]);
   } catch (error) {
     // Whether the server committed is unknown when the connection broke after sending: the
     // callers are told "unavailable, retry", and an Idempotency-Key makes that retry safe.
-    throw isUnavailable(error) ? new StoreUnavailableError("PostgreSQL did not confirm the commit", { cause: error }) : error;
+    throw error instanceof StoreUnavailableError ? new StoreUnavailableError("PostgreSQL did not confirm the commit", { cause: error }) : error;
   }
   const results: Array<GroupResult<AddWorkItemOutcome>> = [];
   for (const row of rows) results[order[row.item_ord]!.ord] = toResult(row);

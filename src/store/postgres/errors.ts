@@ -3,7 +3,7 @@
  * `StoreUnavailableError` (503 with Retry-After); the message never carries SQL or the
  * connection string, only the cause does (for the log).
  */
-import { StoreUnavailableError } from "../../errors.ts";
+import { StoreUnavailableError } from "../errors.ts";
 
 /** Socket-level failures reported by Node. */
 const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN"]);

@@ -9,7 +9,7 @@
  * nothing of the group is stored and every request of it is told so.
  */
 import type Database from "better-sqlite3";
-import { prepareStatements, type Statements } from "./statements.ts";
+import { prepareIntakeStatements, type IntakeStatements } from "./intake-statements.ts";
 
 /** One item as sent to the writer: the request body is already JSON text. */
 export interface IntakeJob {
@@ -41,8 +41,7 @@ interface OpenBatch {
 }
 
 export function createIntake(db: Database.Database): (jobs: IntakeJob[]) => IntakeResult[] {
-  const sql = prepareStatements(db);
-  const setBatchItemCount = db.prepare("UPDATE work_batches SET item_count = ? WHERE company_id = ? AND work_batch_id = ?");
+  const sql = prepareIntakeStatements(db);
 
   /** Signals that an item (not the commit) failed inside the fast path. */
   class ItemFailed extends Error {}
@@ -51,13 +50,13 @@ export function createIntake(db: Database.Database): (jobs: IntakeJob[]) => Inta
     const batches = new Map<string, OpenBatch & { companyId: number }>();
     const results = jobs.map((job) => {
       try {
-        return addFast(sql, setBatchItemCount, batches, job, now);
+        return addFast(sql, batches, job, now);
       } catch (error) {
         throw new ItemFailed("an item of the group failed", { cause: error });
       }
     });
     for (const batch of batches.values()) {
-      if (batch.itemCount !== batch.storedCount) setBatchItemCount.run(batch.itemCount, batch.companyId, batch.workBatchId);
+      if (batch.itemCount !== batch.storedCount) sql.setBatchItemCount.run(batch.itemCount, batch.companyId, batch.workBatchId);
     }
     return results;
   });
@@ -93,7 +92,7 @@ export function createIntake(db: Database.Database): (jobs: IntakeJob[]) => Inta
 type Idempotent = { kind: "replayed"; workBatchId: number; workItemId: number } | { kind: "keyReused" } | undefined;
 
 /** Replays or refuses a known idempotency key; deletes an expired one. */
-function checkIdempotency(sql: Statements, job: IntakeJob, now: string): Idempotent {
+function checkIdempotency(sql: IntakeStatements, job: IntakeJob, now: string): Idempotent {
   const { idempotency } = job;
   if (!idempotency) return undefined;
   const previous = sql.findIdempotencyKey.get(job.companyId, idempotency.key) as
@@ -109,7 +108,7 @@ function checkIdempotency(sql: Statements, job: IntakeJob, now: string): Idempot
   return undefined;
 }
 
-function insertItem(sql: Statements, job: IntakeJob, workBatchId: number, now: string): IntakeResult {
+function insertItem(sql: IntakeStatements, job: IntakeJob, workBatchId: number, now: string): IntakeResult {
   const { lastInsertRowid } = sql.insertWorkItem.run(
     job.companyId,
     workBatchId,
@@ -129,8 +128,7 @@ function insertItem(sql: Statements, job: IntakeJob, workBatchId: number, now: s
 }
 
 function addFast(
-  sql: Statements,
-  setBatchItemCount: Database.Statement,
+  sql: IntakeStatements,
   batches: Map<string, OpenBatch & { companyId: number }>,
   job: IntakeJob,
   now: string,
@@ -144,7 +142,7 @@ function addFast(
     if (row) batch = { companyId: job.companyId, workBatchId: row.work_batch_id, itemCount: row.item_count, storedCount: row.item_count };
   }
   if (batch && batch.itemCount >= job.batchMaxItems) {
-    if (batch.itemCount !== batch.storedCount) setBatchItemCount.run(batch.itemCount, job.companyId, batch.workBatchId);
+    if (batch.itemCount !== batch.storedCount) sql.setBatchItemCount.run(batch.itemCount, job.companyId, batch.workBatchId);
     sql.closeBatch.run(now, job.companyId, batch.workBatchId);
     batch = undefined;
   }
@@ -159,7 +157,7 @@ function addFast(
 }
 
 /** One item on its own, counting it at once: used inside a savepoint per item. */
-function addSlow(sql: Statements, job: IntakeJob, now: string): IntakeResult {
+function addSlow(sql: IntakeStatements, job: IntakeJob, now: string): IntakeResult {
   const known = checkIdempotency(sql, job, now);
   if (known) return known;
   let batch = sql.findOpenBatch.get(job.companyId, job.workType) as { work_batch_id: number; item_count: number } | undefined;

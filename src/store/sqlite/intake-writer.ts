@@ -1,5 +1,5 @@
 /**
- * Group commit for the embedded store, on a writer thread (intake-worker.ts).
+ * Group commit for the embedded store, on a writer thread (intake-writer-thread.ts).
  *
  * The adds of one event-loop tick go to the writer thread as one message. While the writer
  * commits one group (and waits for its fsync), the event loop keeps parsing, validating and
@@ -9,7 +9,7 @@
  * the commit of its group.
  */
 import { Worker } from "node:worker_threads";
-import { StoreUnavailableError } from "../../errors.ts";
+import { StoreUnavailableError } from "../errors.ts";
 import type { AddWorkItemOutcome, NewWorkItem } from "../store.ts";
 import type { IntakeJob, IntakeResult } from "./intake-sql.ts";
 
@@ -45,14 +45,10 @@ export class IntakeItemError extends Error {
   }
 }
 
-function startWorker(path: string): Worker {
-  if (!import.meta.url.endsWith(".ts")) return new Worker(new URL("./intake-worker.js", import.meta.url), { workerData: { path } });
-  // Run from source (tsx: tests, npm start): loader hooks are not inherited by worker threads, so
-  // the worker registers tsx itself before it loads the TypeScript worker module.
-  const tsx = import.meta.resolve("tsx/esm/api");
-  const worker = new URL("./intake-worker.ts", import.meta.url).href;
-  const code = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(worker)}); });`;
-  return new Worker(code, { eval: true, workerData: { path } });
+function startWriterThread(path: string): Worker {
+  if (!import.meta.url.endsWith(".ts")) return new Worker(new URL("./intake-writer-thread.js", import.meta.url), { workerData: { path } });
+  const module = new URL("./intake-writer-thread.ts", import.meta.url).href;
+  return new Worker(new URL("./ts-thread-entry.mjs", import.meta.url), { workerData: { path, module } });
 }
 
 export class IntakeWriter {
@@ -68,7 +64,7 @@ export class IntakeWriter {
   readonly stats: GroupCommitStats = { groups: 0, items: 0, largest: 0, sizes: new Array(65).fill(0), commitMs: new Array(51).fill(0) };
 
   constructor(path: string) {
-    this.worker = startWorker(path);
+    this.worker = startWriterThread(path);
     this.worker.on("message", (reply: Reply) => this.settle(reply));
     this.worker.on("error", (error) => this.fail(error));
     this.worker.on("exit", (code) => {

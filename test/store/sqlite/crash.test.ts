@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import Database from "better-sqlite3";
 import { createKey } from "../../../src/admin/admin.ts";
-import { SqliteStore } from "../../../src/store/sqlite/sqlite-store.ts";
+import { openSqliteStore } from "../../../src/store/sqlite/sqlite-store.ts";
 import { TEST_JWT_SECRET, validWorkItem } from "../../helpers/test-app.ts";
 
 const freePort = () =>
@@ -38,7 +38,7 @@ test("SIGKILL of the server during a burst loses no acknowledged item", { timeou
   const dir = mkdtempSync(join(tmpdir(), "wia-crash-"));
   const path = join(dir, "data", "work-item-api.db");
   try {
-    const setup = new SqliteStore(path);
+    const setup = openSqliteStore(path);
     const key = await createKey(setup, { companyId: 5 });
     await setup.close();
 

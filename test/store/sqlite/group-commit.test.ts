@@ -11,7 +11,7 @@ import { createKey } from "../../../src/admin/admin.ts";
 import { buildApp } from "../../../src/app.ts";
 import { loadConfig } from "../../../src/config.ts";
 import type { SqliteStore } from "../../../src/store/sqlite/sqlite-store.ts";
-import { openFreshStore, sqliteBackend } from "../../helpers/backends.ts";
+import { countRows, openFreshStore, sqliteBackend } from "../../helpers/backends.ts";
 import { TEST_JWT_SECRET, validWorkItem } from "../../helpers/test-app.ts";
 
 interface Answer {
@@ -90,7 +90,7 @@ describe("SQLite group commit over HTTP", () => {
     assert.deepEqual([...new Set(answers.map((a) => a.status))], [200]);
     const ids = answers.map((a) => a.body.workItemId!);
     assert.equal(new Set(ids).size, 1000, "1,000 distinct item ids");
-    assert.equal((await store.countRows()).workItems, 1000);
+    assert.equal((await countRows({ kind: "sqlite", path: store.path })).workItems, 1000);
     await assertAnswersMatchStore(answers);
     const groups = store.intake.stats.groups - groupsBefore;
     assert.ok(groups < 1000, `adds were coalesced: ${groups} commits for 1,000 items`);

@@ -6,6 +6,7 @@ import { runBotOnce } from "../../../src/bot/run-once.ts";
 import { assertForeignIdIsNotFound, assertRouteIsGuarded } from "../../helpers/auth-matrix.ts";
 import { availableBackends } from "../../helpers/backends.ts";
 import { bearer, createTestApp, problem, validWorkItem, type TestApp, type Tenant } from "../../helpers/test-app.ts";
+import { closeOpenBatches } from "../../helpers/sweeps.ts";
 
 const itemUrl = (id: number) => `/api/AuthorityRvdm/WorkItem/${id}`;
 
@@ -91,7 +92,7 @@ for (const backend of await availableBackends()) {
       const lonely = await add();
       assert.notEqual(lonely.workBatchId, kept.workBatchId);
       assert.equal((await cancel(lonely.workItemId)).statusCode, 200);
-      await t.store.closeOpenBatches(new Date().toISOString());
+      await closeOpenBatches(t.store, new Date().toISOString());
       const closed = await cancel(lonely.workItemId);
       assert.equal(closed.statusCode, 409);
       const registrationsBefore = sim.stats().requests;
@@ -104,7 +105,7 @@ for (const backend of await availableBackends()) {
 
     test("409 for a New item whose batch is Closed", async () => {
       const key = await add();
-      await t.store.closeOpenBatches(new Date().toISOString());
+      await closeOpenBatches(t.store, new Date().toISOString());
       const response = await cancel(key.workItemId);
       assert.equal(response.statusCode, 409);
       assert.match(problem(response).detail, /is Closed/);

@@ -1,23 +1,67 @@
 /**
- * The pool, and the two ways code in this folder talks to PostgreSQL: one named statement
- * (`query`), or several in one transaction (`withTransaction`). Both turn connection trouble
- * into StoreUnavailableError (see errors.ts). New store methods need nothing else: add their
- * SQL to statements.ts and call one of these.
+ * The database port over a `pg` pool. Statements are sent by name, so each connection prepares
+ * one once and afterwards sends only its name and values. Connection trouble becomes
+ * StoreUnavailableError and a unique-key violation AlreadyExistsError (errors.ts).
  */
 import pg from "pg";
-import { StoreUnavailableError } from "../../errors.ts";
+import { AlreadyExistsError, StoreUnavailableError } from "../errors.ts";
+import type { DatabasePort, Dialect, Queryable, Statement } from "../port.ts";
 import { storeError } from "./errors.ts";
 import { migrate } from "./migrate.ts";
-import { SQL, type Statement } from "./statements.ts";
 
-/** Runs one named statement. */
-export type Query = <R extends pg.QueryResultRow = pg.QueryResultRow>(statement: Statement, values?: unknown[]) => Promise<pg.QueryResult<R>>;
+export const postgresDialect: Dialect = {
+  forUpdate: " FOR UPDATE",
+  forUpdateSkipLocked: " FOR UPDATE SKIP LOCKED",
+  forShare: " FOR SHARE",
+  byteOrder: ' COLLATE "C"',
+  indexedBy: () => "",
+};
 
-export class Database {
-  private constructor(private readonly pool: pg.Pool) {}
+const UNIQUE_VIOLATION = "23505";
+
+/** `pg`'s form of a statement: a name it prepares once per connection, and the text. */
+const compiled = new Map<string, { name: string; text: string }>();
+function named(statement: Statement): { name: string; text: string } {
+  let query = compiled.get(statement.name);
+  if (!query) {
+    query = { name: `wia_${statement.name}`, text: typeof statement.text === "string" ? statement.text : statement.text(postgresDialect) };
+    compiled.set(statement.name, query);
+  }
+  return query;
+}
+
+function mapped(error: unknown): unknown {
+  if ((error as { code?: unknown } | null)?.code === UNIQUE_VIOLATION) return new AlreadyExistsError("a row with this key already exists", { cause: error });
+  return storeError(error);
+}
+
+/** Queryable over anything with pg's query(config) (the pool, or one checked-out client). */
+function queryable(client: pg.Pool | pg.PoolClient): Queryable {
+  const query = async (statement: Statement, values: readonly unknown[] = []) => {
+    try {
+      return await client.query({ ...named(statement), values: values as unknown[] });
+    } catch (error) {
+      throw mapped(error);
+    }
+  };
+  return {
+    one: async <R>(statement: Statement, values?: readonly unknown[]) => (await query(statement, values)).rows[0] as R | undefined,
+    all: async <R>(statement: Statement, values?: readonly unknown[]) => (await query(statement, values)).rows as R[],
+    run: async (statement, values) => (await query(statement, values)).rowCount ?? 0,
+  };
+}
+
+export class PostgresPort implements DatabasePort {
+  readonly one: Queryable["one"];
+  readonly all: Queryable["all"];
+  readonly run: Queryable["run"];
+
+  private constructor(private readonly pool: pg.Pool) {
+    ({ one: this.one, all: this.all, run: this.run } = queryable(pool));
+  }
 
   /** Opens a pool of at most `poolSize` connections and applies pending migrations. */
-  static async open(url: string, poolSize: number): Promise<Database> {
+  static async open(url: string, poolSize: number): Promise<PostgresPort> {
     const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000, application_name: "work-item-api" });
     // An idle connection that dies (a database restart) is dropped by the pool; the next
     // query opens a new one. Without a listener the process would crash.
@@ -29,23 +73,14 @@ export class Database {
       await pool.end().catch(() => undefined);
       throw error;
     }
-    return new Database(pool);
+    return new PostgresPort(pool);
   }
-
-  /** One statement; on its own it is its own transaction, settled only after its COMMIT. */
-  readonly query: Query = async (statement, values = []) => {
-    try {
-      return await this.pool.query({ name: statement.name, text: statement.text, values });
-    } catch (error) {
-      throw storeError(error);
-    }
-  };
 
   /**
    * Runs `work` in one READ COMMITTED transaction on one connection. A failed COMMIT means
    * nothing of it is stored, so callers must not report success: it becomes StoreUnavailableError.
    */
-  async withTransaction<T>(work: (query: Query) => Promise<T>): Promise<T> {
+  async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
     let client: pg.PoolClient;
     try {
       client = await this.pool.connect();
@@ -57,10 +92,9 @@ export class Database {
     let broken: Error | undefined;
     const onError = (error: Error) => (broken = error);
     client.on("error", onError);
-    const query: Query = (statement, values = []) => client.query({ name: statement.name, text: statement.text, values });
     try {
       await client.query("BEGIN ISOLATION LEVEL READ COMMITTED");
-      const result = await work(query);
+      const result = await work(queryable(client));
       try {
         await client.query("COMMIT");
       } catch (error) {
@@ -70,7 +104,7 @@ export class Database {
       return result;
     } catch (error) {
       if (!broken) await client.query("ROLLBACK").catch((rollbackError: Error) => (broken = rollbackError));
-      throw storeError(error);
+      throw mapped(error);
     } finally {
       client.off("error", onError);
       // A connection that failed is closed rather than handed to the next caller.
@@ -80,13 +114,13 @@ export class Database {
 
   async ping(): Promise<void> {
     try {
-      await this.pool.query(SQL.ping.text);
+      await this.pool.query("SELECT 1");
     } catch (error) {
       throw new StoreUnavailableError("PostgreSQL does not answer", { cause: error });
     }
   }
 
-  end(): Promise<void> {
+  close(): Promise<void> {
     return this.pool.end();
   }
 }

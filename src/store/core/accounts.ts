@@ -1,0 +1,66 @@
+/** Companies, API keys and webhook signing secrets: the admin CLI's and login's operations. */
+import { AlreadyExistsError } from "../errors.ts";
+import type { DatabasePort } from "../port.ts";
+import { toApiKey, toCompany, type ApiKeyRow, type CompanyRow } from "../rows.ts";
+import type { Store } from "../store.ts";
+import { SQL } from "./sql.ts";
+
+type AccountOperations = Pick<
+  Store,
+  "createCompany" | "getCompany" | "createApiKey" | "findApiKey" | "listApiKeys" | "revokeApiKey" | "getWebhookSecret" | "setWebhookSecret" | "ensureWebhookSecret"
+>;
+
+/** Tries for the next free company id; a concurrent create may take it first. */
+const NEXT_ID_ATTEMPTS = 5;
+
+export function accountOperations(db: DatabasePort): AccountOperations {
+  return {
+    async createCompany({ companyId, name }) {
+      const now = new Date().toISOString();
+      for (let attempt = 1; ; attempt++) {
+        const id = companyId ?? Number((await db.one<{ company_id: number | string }>(SQL.nextCompanyId))!.company_id);
+        try {
+          return toCompany((await db.one<CompanyRow>(SQL.insertCompany, [id, name, now]))!);
+        } catch (error) {
+          if (!(error instanceof AlreadyExistsError)) throw error;
+          if (companyId !== undefined || attempt >= NEXT_ID_ATTEMPTS) throw new AlreadyExistsError(`company ${companyId ?? id} already exists`);
+        }
+      }
+    },
+
+    async getCompany(companyId) {
+      const row = await db.one<CompanyRow>(SQL.getCompany, [companyId]);
+      return row && toCompany(row);
+    },
+
+    async createApiKey({ companyId, keyId, name, secretHash }) {
+      return toApiKey((await db.one<ApiKeyRow>(SQL.insertApiKey, [companyId, keyId, name, secretHash, new Date().toISOString()]))!);
+    },
+
+    async findApiKey(companyId, keyId) {
+      const row = await db.one<ApiKeyRow & { secret_hash: string }>(SQL.findApiKey, [companyId, keyId]);
+      return row && { ...toApiKey(row), secretHash: row.secret_hash };
+    },
+
+    async listApiKeys(companyId) {
+      return (await db.all<ApiKeyRow>(SQL.listApiKeys, [companyId])).map(toApiKey);
+    },
+
+    async revokeApiKey(keyId) {
+      const row = await db.one<ApiKeyRow>(SQL.revokeApiKey, [keyId, new Date().toISOString()]);
+      return row && toApiKey(row);
+    },
+
+    async getWebhookSecret(companyId) {
+      return (await db.one<{ webhook_secret: string | null }>(SQL.getWebhookSecret, [companyId]))?.webhook_secret ?? undefined;
+    },
+
+    async setWebhookSecret(companyId, secret) {
+      await db.run(SQL.setWebhookSecret, [companyId, secret]);
+    },
+
+    async ensureWebhookSecret(companyId, candidate) {
+      return (await db.one<{ webhook_secret: string }>(SQL.ensureWebhookSecret, [companyId, candidate]))?.webhook_secret;
+    },
+  };
+}

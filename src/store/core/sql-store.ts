@@ -1,0 +1,39 @@
+/**
+ * The one implementation of the Store interface: the operations of core/, each written once
+ * over the database port, plus the few a backend brings itself (the intake fast path, the
+ * shared signing key, closing).
+ */
+import type { DatabasePort } from "../port.ts";
+import type { AddWorkItemOutcome, NewWorkItem, Store, StoreFlags } from "../store.ts";
+import { accountOperations } from "./accounts.ts";
+import { botOperations } from "./bot.ts";
+import { webhookOperations } from "./webhooks.ts";
+import { workItemOperations } from "./work-items.ts";
+
+/** What a backend folder provides. */
+export interface Backend {
+  kind: Store["kind"];
+  flags: StoreFlags;
+  db: DatabasePort;
+  /** Intake's fast path: group commit, durable before it resolves. */
+  addWorkItem(input: NewWorkItem): Promise<AddWorkItemOutcome>;
+  getOrCreateSigningSecret(candidate: string): Promise<string>;
+  /** Settles what is in flight, then closes the database. */
+  close(): Promise<void>;
+}
+
+export function createSqlStore(backend: Backend): Store {
+  const { db } = backend;
+  return {
+    kind: backend.kind,
+    flags: backend.flags,
+    ping: () => db.ping(),
+    close: () => backend.close(),
+    addWorkItem: (input) => backend.addWorkItem(input),
+    getOrCreateSigningSecret: (candidate) => backend.getOrCreateSigningSecret(candidate),
+    ...accountOperations(db),
+    ...workItemOperations(db),
+    ...botOperations(db),
+    ...webhookOperations(db),
+  };
+}

@@ -1,0 +1,79 @@
+/** The integrator's reads and its cancel (SPEC §3, §5). */
+import type { DatabasePort, Statement } from "../port.ts";
+import { toWorkBatchView, toWorkItemView, type WorkBatchStatusRow, type WorkItemRow } from "../rows.ts";
+import type { WorkBatchStatus } from "../../domain/views.ts";
+import type { ListWorkItemsQuery, Store } from "../store.ts";
+import { ITEM_COLUMNS, SQL } from "./sql.ts";
+
+type WorkItemOperations = Pick<Store, "getWorkItem" | "getWorkBatch" | "listWorkItems" | "cancelWorkItem">;
+
+export function workItemOperations(db: DatabasePort): WorkItemOperations {
+  return {
+    async getWorkItem(companyId, workItemId) {
+      const row = await db.one<WorkItemRow>(SQL.getWorkItem, [companyId, workItemId]);
+      return row && toWorkItemView(row);
+    },
+
+    async getWorkBatch(companyId, workBatchId) {
+      return toWorkBatchView(await db.all<WorkBatchStatusRow>(SQL.getWorkBatch, [companyId, workBatchId]));
+    },
+
+    async listWorkItems(companyId, query) {
+      const { statement, values } = listWorkItemsStatement(companyId, query);
+      return (await db.all<WorkItemRow>(statement, values)).map(toWorkItemView);
+    },
+
+    cancelWorkItem(companyId, workItemId, now) {
+      return db.transaction(async (tx) => {
+        const batch = await tx.one<{ status: WorkBatchStatus }>(SQL.lockItemBatch, [companyId, workItemId]);
+        if (!batch) return { kind: "notFound" };
+        if (batch.status === "Open") {
+          const cancelled = await tx.one<WorkItemRow>(SQL.cancelWorkItem, [companyId, workItemId, now]);
+          if (cancelled) return { kind: "cancelled", item: toWorkItemView(cancelled) };
+        }
+        const current = await tx.one<WorkItemRow & { batch_status: WorkBatchStatus }>(SQL.getWorkItemWithBatchStatus, [companyId, workItemId]);
+        if (!current) return { kind: "notFound" };
+        return { kind: "conflict", item: toWorkItemView(current), batchStatus: current.batch_status };
+      });
+    },
+  };
+}
+
+const FILTERS = [
+  ["status", "status"],
+  ["customerReference", "customer_reference"],
+  ["workBatchId", "work_batch_id"],
+] as const;
+
+const listStatements = new Map<string, Statement>();
+
+/**
+ * The WorkItems page: one statement per combination of filters, so that each is a plain
+ * equality and the cursor a plain range, and the database seeks straight to the page through a
+ * (company_id, <filter>, work_item_id) index, however many items the company has.
+ *
+ * The SQLite status index leaves out New items (its migration 0003). A filter on another status
+ * says `status <> 'New'` too, which lets SQLite use that partial index. A filter on New alone
+ * goes through the company's batches that are not Completed, the only ones that can hold New
+ * items. PostgreSQL's full status index serves both forms alike.
+ */
+function listWorkItemsStatement(companyId: number, query: ListWorkItemsQuery): { statement: Statement; values: unknown[] } {
+  const used = FILTERS.filter(([field]) => query[field] !== undefined);
+  const values: unknown[] = [companyId, query.beforeWorkItemId ?? Number.MAX_SAFE_INTEGER, query.limit, ...used.map(([field]) => query[field])];
+  const newOnly = used.length === 1 && query.status === "New";
+  const statusForm = query.status === undefined ? "" : query.status !== "New" ? "_not_new" : newOnly ? "_new_by_batch" : "_new";
+  const key = `${used.map(([, column]) => column).join("_")}${statusForm}`;
+  let statement = listStatements.get(key);
+  if (!statement) {
+    const conditions = used.map(([, column], index) => ` AND ${column} = $${index + 4}`);
+    if (query.status !== undefined && query.status !== "New") conditions.push(" AND status <> 'New'");
+    if (newOnly) conditions.push(" AND work_batch_id IN (SELECT work_batch_id FROM work_batches WHERE company_id = $1 AND status <> 'Completed')");
+    const where = `company_id = $1${conditions.join("")} AND work_item_id < $2`;
+    statement = {
+      name: `list_work_items${key ? `_${key}` : ""}`,
+      text: (d) => `SELECT ${ITEM_COLUMNS} FROM work_items${newOnly ? d.indexedBy("work_items_by_batch") : ""} WHERE ${where} ORDER BY work_item_id DESC LIMIT $3`,
+    };
+    listStatements.set(key, statement);
+  }
+  return { statement, values };
+}

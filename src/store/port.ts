@@ -1,0 +1,57 @@
+/**
+ * The database port: the few calls the store core (core/) makes, and all a backend has to
+ * provide for them. Every store operation is written once, in core/, over this port; a backend
+ * folder (sqlite/, postgres/) implements the port for its driver and holds its dialect text,
+ * driver-error mapping, migrations and intake fast path.
+ *
+ * Statements are written with PostgreSQL's `$1, $2, …` placeholders; a statement whose text
+ * differs between the two dialects takes the `Dialect` and returns its text. Each statement has
+ * a name and is prepared once per connection.
+ */
+
+/** A named statement of the core, prepared once. */
+export interface Statement {
+  readonly name: string;
+  readonly text: string | ((dialect: Dialect) => string);
+}
+
+export const statement = (name: string, text: Statement["text"]): Statement => ({ name, text });
+
+/**
+ * The SQL text that differs between the backends, as fragments the core splices in. On the
+ * single-writer backend row locks do not exist (a write transaction holds the whole database),
+ * so the locking clauses are empty there.
+ */
+export interface Dialect {
+  /** After a SELECT that reads rows the same transaction will update: ` FOR UPDATE` or nothing. */
+  readonly forUpdate: string;
+  /** After a SELECT that picks rows to claim: ` FOR UPDATE SKIP LOCKED` or nothing. */
+  readonly forUpdateSkipLocked: string;
+  /** After a SELECT of rows that must not change until commit: ` FOR SHARE` or nothing. */
+  readonly forShare: string;
+  /** Ordering of text by bytes, the order intake locks batches in: ` COLLATE "C"` or nothing. */
+  readonly byteOrder: string;
+  /** An index hint after a table name, where the planner needs one: ` INDEXED BY <name>` or nothing. */
+  indexedBy(index: string): string;
+}
+
+/** One statement at a time, on its own or inside a transaction. */
+export interface Queryable {
+  /** The first row, or undefined. */
+  one<R>(statement: Statement, values?: readonly unknown[]): Promise<R | undefined>;
+  all<R>(statement: Statement, values?: readonly unknown[]): Promise<R[]>;
+  /** Runs a write; resolves to the number of rows it changed. */
+  run(statement: Statement, values?: readonly unknown[]): Promise<number>;
+}
+
+export interface DatabasePort extends Queryable {
+  /**
+   * Runs `work` in one transaction that holds what it writes until commit (PostgreSQL: READ
+   * COMMITTED with row locks; SQLite: BEGIN IMMEDIATE, and no other statement of this
+   * connection runs until it ends). A failed commit throws StoreUnavailableError.
+   */
+  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Resolves when the database answers; rejects with StoreUnavailableError otherwise. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,30 @@
+/** The statements of the SQLite intake fast path, prepared once on the writer thread's connection. */
+import type Database from "better-sqlite3";
+
+export function prepareIntakeStatements(db: Database.Database) {
+  return {
+    findIdempotencyKey: db.prepare(
+      "SELECT request_hash, work_batch_id, work_item_id, created_at FROM idempotency_keys WHERE company_id = ? AND idempotency_key = ?",
+    ),
+    deleteIdempotencyKey: db.prepare("DELETE FROM idempotency_keys WHERE company_id = ? AND idempotency_key = ?"),
+    insertIdempotencyKey: db.prepare(
+      "INSERT INTO idempotency_keys (company_id, idempotency_key, request_hash, work_batch_id, work_item_id, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+    ),
+    findOpenBatch: db.prepare("SELECT work_batch_id, item_count FROM work_batches WHERE company_id = ? AND work_type = ? AND status = 'Open'"),
+    closeBatch: db.prepare("UPDATE work_batches SET status = 'Closed', closed_at = ? WHERE company_id = ? AND work_batch_id = ? AND status = 'Open'"),
+    insertOpenBatch: db.prepare(
+      "INSERT INTO work_batches (company_id, work_type, status, created_at) VALUES (?, ?, 'Open', ?) RETURNING work_batch_id, item_count",
+    ),
+    countBatchItem: db.prepare("UPDATE work_batches SET item_count = item_count + 1 WHERE company_id = ? AND work_batch_id = ?"),
+    setBatchItemCount: db.prepare("UPDATE work_batches SET item_count = ? WHERE company_id = ? AND work_batch_id = ?"),
+    // Positional parameters and lastInsertRowid instead of named ones and RETURNING: this runs
+    // once per stored item, and both cost measurably more in the writer thread.
+    insertWorkItem: db.prepare(
+      `INSERT INTO work_items (company_id, work_batch_id, work_type, status, customer_reference, document_reference, webhook_url,
+         request, created_at, updated_at)
+       VALUES (?, ?, ?, 'New', ?, ?, ?, ?, ?, ?)`,
+    ),
+  };
+}
+
+export type IntakeStatements = ReturnType<typeof prepareIntakeStatements>;

@@ -1,0 +1,137 @@
+/**
+ * The database port over better-sqlite3 (one connection, synchronous calls).
+ *
+ * A transaction spans several awaits of the core, and other callers share the connection, so
+ * the port runs a transaction alone: statements and transactions that arrive while one is open
+ * wait for its end (otherwise they would run inside it, and share its fate). When nothing is
+ * open, a statement runs at once.
+ *
+ * Driver errors are mapped here, for every statement and commit: busy, I/O and the like become
+ * StoreUnavailableError, a unique-key violation AlreadyExistsError.
+ */
+import type Database from "better-sqlite3";
+import { AlreadyExistsError, StoreUnavailableError } from "../errors.ts";
+import type { DatabasePort, Dialect, Queryable, Statement } from "../port.ts";
+import { toStoreError } from "./driver-errors.ts";
+
+export const sqliteDialect: Dialect = {
+  forUpdate: "",
+  forUpdateSkipLocked: "",
+  forShare: "",
+  byteOrder: "",
+  indexedBy: (index) => ` INDEXED BY ${index}`,
+};
+
+/** `$1, $2, …` are named parameters "1", "2", … to SQLite; bind them from the values by position. */
+function bindings(values: readonly unknown[]): Record<number, unknown> {
+  const named: Record<number, unknown> = {};
+  values.forEach((value, index) => (named[index + 1] = value));
+  return named;
+}
+
+function mapped(error: unknown): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === "SQLITE_CONSTRAINT_PRIMARYKEY" || code === "SQLITE_CONSTRAINT_UNIQUE") {
+    return new AlreadyExistsError("a row with this key already exists", { cause: error });
+  }
+  return toStoreError(error);
+}
+
+export class SqlitePort implements DatabasePort {
+  private readonly prepared = new Map<string, Database.Statement>();
+  /** Transactions, and what arrived while one was open, in order. */
+  private queue: Promise<unknown> = Promise.resolve();
+  private queued = 0;
+  private readonly direct: Queryable;
+
+  constructor(private readonly db: Database.Database) {
+    const execute = <T>(statement: Statement, values: readonly unknown[], run: (prepared: Database.Statement, ...bound: unknown[]) => T): Promise<T> => {
+      try {
+        const prepared = this.prepare(statement);
+        return Promise.resolve(values.length === 0 ? run(prepared) : run(prepared, bindings(values)));
+      } catch (error) {
+        return Promise.reject(mapped(error));
+      }
+    };
+    this.direct = {
+      one: (statement, values = []) => execute(statement, values, (prepared, ...bound) => prepared.get(...bound) as never),
+      all: (statement, values = []) => execute(statement, values, (prepared, ...bound) => prepared.all(...bound) as never),
+      run: (statement, values = []) => execute(statement, values, (prepared, ...bound) => prepared.run(...bound).changes),
+    };
+  }
+
+  one<R>(statement: Statement, values?: readonly unknown[]): Promise<R | undefined> {
+    return this.whenFree(() => this.direct.one<R>(statement, values));
+  }
+
+  all<R>(statement: Statement, values?: readonly unknown[]): Promise<R[]> {
+    return this.whenFree(() => this.direct.all<R>(statement, values));
+  }
+
+  run(statement: Statement, values?: readonly unknown[]): Promise<number> {
+    return this.whenFree(() => this.direct.run(statement, values));
+  }
+
+  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
+    return this.enqueue(async () => {
+      this.exec("BEGIN IMMEDIATE");
+      let result: T;
+      try {
+        result = await work(this.direct);
+      } catch (error) {
+        if (this.db.inTransaction) this.exec("ROLLBACK");
+        throw error;
+      }
+      try {
+        this.exec("COMMIT");
+      } catch (error) {
+        if (this.db.inTransaction) this.exec("ROLLBACK");
+        throw new StoreUnavailableError("SQLite commit failed", { cause: error });
+      }
+      return result;
+    });
+  }
+
+  async ping(): Promise<void> {
+    // Reads a page of the file, so an unreadable or vanished database does not look healthy.
+    await this.one(PING);
+  }
+
+  async close(): Promise<void> {
+    await this.queue;
+    if (this.db.open) this.db.close();
+  }
+
+  private prepare(statement: Statement): Database.Statement {
+    let prepared = this.prepared.get(statement.name);
+    if (!prepared) {
+      prepared = this.db.prepare(typeof statement.text === "string" ? statement.text : statement.text(sqliteDialect));
+      this.prepared.set(statement.name, prepared);
+    }
+    return prepared;
+  }
+
+  private exec(sql: string): void {
+    try {
+      this.db.exec(sql);
+    } catch (error) {
+      throw mapped(error);
+    }
+  }
+
+  private whenFree<T>(task: () => Promise<T>): Promise<T> {
+    return this.queued === 0 ? task() : this.enqueue(task);
+  }
+
+  private enqueue<T>(task: () => Promise<T>): Promise<T> {
+    this.queued += 1;
+    const result = this.queue.then(task);
+    this.queue = result.then(
+      () => void (this.queued -= 1),
+      () => void (this.queued -= 1),
+    );
+    return result;
+  }
+}
+
+const PING: Statement = { name: "ping", text: "SELECT 1 FROM schema_migrations LIMIT 1" };
