@@ -12,6 +12,10 @@ import { AlreadyExistsError } from "../../src/store/errors.ts";
 import type { AddWorkItemOutcome, NewWorkItem, Store } from "../../src/store/store.ts";
 import { availableBackends, countRows } from "../helpers/backends.ts";
 import type { StoreLocation } from "../../src/config.ts";
+import { recordStoreStatements } from "../helpers/statement-recorder.ts";
+
+// Every statement these tests make the store send must name its company (checked at the end).
+recordStoreStatements();
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
 

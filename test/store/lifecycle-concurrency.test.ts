@@ -11,6 +11,10 @@ import type { StoreLocation } from "../../src/config.ts";
 import { availableBackends, countRows, openFreshStore, type Backend } from "../helpers/backends.ts";
 import { validWorkItem } from "../helpers/test-app.ts";
 import { claimDueDeliveries, claimNextBatch, closeOpenBatches } from "../helpers/sweeps.ts";
+import { recordStoreStatements } from "../helpers/statement-recorder.ts";
+
+// Every statement these tests make the store send must name its company (checked at the end).
+recordStoreStatements();
 
 const add = (store: Store, companyId: number, batchMaxItems: number, webhookUrl: string | null = null): Promise<AddWorkItemOutcome> =>
   store.addWorkItem({

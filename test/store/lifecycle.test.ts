@@ -9,6 +9,10 @@ import type { Store } from "../../src/store/store.ts";
 import { availableBackends, openFreshStore, type Backend } from "../helpers/backends.ts";
 import { validWorkItem } from "../helpers/test-app.ts";
 import { claimDueDeliveries, claimNextBatch, closeOpenBatches } from "../helpers/sweeps.ts";
+import { recordStoreStatements } from "../helpers/statement-recorder.ts";
+
+// Every statement these tests make the store send must name its company (checked at the end).
+recordStoreStatements();
 
 const at = (seconds: number) => new Date(Date.UTC(2026, 10, 21, 12, 0, seconds)).toISOString();
 

@@ -1,7 +1,13 @@
 /** The statements of the SQLite intake fast path, prepared once on the writer thread's connection. */
 import type Database from "better-sqlite3";
 
-export function prepareIntakeStatements(db: Database.Database) {
+type IntakeStatementName =
+  | "findIdempotencyKey" | "deleteIdempotencyKey" | "insertIdempotencyKey" | "findOpenBatch" | "closeBatch" | "insertOpenBatch"
+  | "countBatchItem" | "setBatchItemCount" | "insertWorkItem";
+
+export type IntakeStatements = Record<IntakeStatementName, Database.Statement>;
+
+export function prepareIntakeStatements(db: Database.Database): IntakeStatements {
   return {
     findIdempotencyKey: db.prepare(
       "SELECT request_hash, work_batch_id, work_item_id, created_at FROM idempotency_keys WHERE company_id = ? AND idempotency_key = ?",
@@ -26,5 +32,3 @@ export function prepareIntakeStatements(db: Database.Database) {
     ),
   };
 }
-
-export type IntakeStatements = ReturnType<typeof prepareIntakeStatements>;

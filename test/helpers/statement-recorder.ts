@@ -1,0 +1,87 @@
+/**
+ * Records every SQL statement the store sends, at the drivers (better-sqlite3's prepare and
+ * exec, pg's Client.query), and checks that each names `company_id` (SPEC §0, docs/scaling.md).
+ * The store itself is not touched: this watches what reaches the databases.
+ *
+ * Not tenant statements, and so left out (besides the tests' own connections): transaction control, migrations and their lock, the
+ * isolation check, the readiness ping, and the process-wide signing key. Statements that look
+ * across companies (admin-only ones, and the first step of a sweep) must still name company_id,
+ * and are listed by name; every other statement must filter by it (`company_id = …`).
+ */
+import assert from "node:assert/strict";
+import { after } from "node:test";
+import Database from "better-sqlite3";
+import pg from "pg";
+import { SQL } from "../../src/store/core/sql.ts";
+import { postgresDialect } from "../../src/store/postgres/postgres-port.ts";
+import { sqliteDialect } from "../../src/store/sqlite/sqlite-port.ts";
+import type { Statement } from "../../src/store/port.ts";
+
+const NOT_TENANT_DATA = [
+  /^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b/i,
+  /schema_migrations|pg_advisory_xact_lock|SHOW default_transaction_isolation/i,
+  /^\s*(CREATE|ALTER|DROP)\s/i,
+  /^SELECT 1;?$/,
+  /signing_secrets/,
+  /^PRAGMA\b/i,
+];
+
+/** Allowed to look across companies; each still names company_id. */
+const CROSS_COMPANY: Statement[] = [SQL.nextCompanyId, SQL.revokeApiKey, SQL.companiesWithBotWork, SQL.companiesWithDueDeliveries, SQL.pendingDeliveriesByCompany];
+
+/**
+ * PostgreSQL's group commit sends one call per group; every item in it carries its company_id
+ * and each statement of the function (migrations/0001_initial.sql) is scoped by it.
+ */
+const GROUP_COMMIT_CALL = /FROM wia_add_work_items\(\$1::json, \$2::text\[\]\)/;
+
+const textsOf = (statement: Statement) =>
+  typeof statement.text === "string" ? [statement.text] : [statement.text(sqliteDialect), statement.text(postgresDialect)];
+const crossCompany = new Set(CROSS_COMPANY.flatMap(textsOf));
+
+const STORE_APPLICATION_NAME = "work-item-api";
+const recorded = new Set<string>();
+let installed = false;
+
+/** Starts recording in this test file's process, and checks what was recorded when it ends. */
+export function recordStoreStatements(): ReadonlySet<string> {
+  if (!installed) {
+    installed = true;
+    const prepare = Database.prototype.prepare;
+    // The tests' own read-only connections (countRows) are not the store's.
+    Database.prototype.prepare = function (this: Database.Database, source: string) {
+      if (!this.readonly) recorded.add(source);
+      return prepare.call(this, source);
+    } as typeof prepare;
+    const exec = Database.prototype.exec;
+    Database.prototype.exec = function (this: Database.Database, source: string) {
+      if (!this.readonly) recorded.add(source);
+      return exec.call(this, source);
+    } as typeof exec;
+    const query = pg.Client.prototype.query;
+    // Only the store's connections (named by its pool), not the tests' own schema handling.
+    pg.Client.prototype.query = function (this: pg.Client & { connectionParameters?: { application_name?: string } }, ...args: unknown[]) {
+      const first = args[0];
+      const text = typeof first === "string" ? first : (first as { text?: unknown } | null)?.text;
+      if (typeof text === "string" && this.connectionParameters?.application_name === STORE_APPLICATION_NAME) recorded.add(text);
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof query;
+    after(() => assertScopedByCompany(recorded));
+  }
+  return recorded;
+}
+
+export function assertScopedByCompany(statements: Iterable<string>): void {
+  const unscoped: string[] = [];
+  let checked = 0;
+  for (const recordedText of statements) {
+    const text = recordedText.replace(/^\s*--.*$/gm, "").trim();
+    if (NOT_TENANT_DATA.some((pattern) => pattern.test(text)) || GROUP_COMMIT_CALL.test(text)) continue;
+    checked += 1;
+    const names = /\bcompany_id\b/.test(text);
+    const filters = /\bcompany_id\s*=\s*(\$\d|\?|:company_id)/.test(text) || /^INSERT INTO \w+ \(company_id\b/.test(text);
+    if (!names || (!filters && !crossCompany.has(recordedText))) unscoped.push(text.replace(/\s+/g, " ").slice(0, 200));
+  }
+  assert.ok(checked > 0, "no tenant statement was recorded");
+  assert.deepEqual(unscoped, [], "statements that are not scoped by company_id");
+}
