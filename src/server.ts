@@ -9,9 +9,9 @@
  */
 import { buildApp } from "./app.ts";
 import { ConfigError, loadConfig, type Config } from "./config.ts";
-import { Shutdown } from "./lifecycle/shutdown.ts";
 import { createLogger } from "./logger.ts";
 import { botMetricsEvents, createMetrics, webhookMetricsEvents } from "./metrics.ts";
+import { Shutdown } from "./shutdown.ts";
 import { openStore } from "./store/open-store.ts";
 import { startWorkerRole } from "./worker.ts";
 
