@@ -13,4 +13,9 @@ export default tseslint.config(
     },
   },
   { files: ["src/config.ts", "test/**", "bench/**", "scripts/**"], rules: { "no-restricted-syntax": "off" } },
+  {
+    // The Authority's side must stay independent of the bot's: both speak src/authority/.
+    files: ["src/authority/**", "src/authority-sim/**"],
+    rules: { "no-restricted-imports": ["error", { patterns: [{ group: ["**/bot/*"], message: "Import the protocol from src/authority/, never from src/bot/." }] }] },
+  },
 );

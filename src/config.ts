@@ -2,7 +2,7 @@
  * The only reader of `process.env`. The environment is parsed once, against one TypeBox
  * schema with defaults, into a frozen `Config` that is passed down to everything else.
  */
-import { dirname, resolve } from "node:path";
+import { resolve } from "node:path";
 import { Cron } from "croner";
 import { Type, type Static } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
@@ -25,7 +25,7 @@ export const EnvSchema = Type.Object({
   }),
   DATABASE_POOL_SIZE: Int(1, 1000, 10, "PostgreSQL connections per process (keep N processes × this below the server's limit, or use a pooler)"),
   JWT_SECRET: Type.Optional(
-    Type.String({ minLength: 32, description: "HS256 key (UTF-8 bytes of the text); generated and kept in the data folder when unset" }),
+    Type.String({ minLength: 32, description: "HS256 key (UTF-8 bytes of the text); generated and kept by the store when unset" }),
   ),
   JWT_ISSUER: Type.String({ minLength: 1, default: "work-item-api", description: "iss claim of issued tokens" }),
   JWT_AUDIENCE: Type.String({ minLength: 1, default: "work-item-api", description: "aud claim of issued tokens" }),
@@ -84,8 +84,6 @@ export interface Config {
   host: string;
   role: Env["ROLE"];
   store: StoreLocation;
-  /** Folder for the embedded database and generated keys. */
-  dataDir: string;
   jwtSecret: string | undefined;
   jwtIssuer: string;
   jwtAudience: string;
@@ -170,7 +168,6 @@ export function loadConfig(source: EnvSource = process.env, overrides: Partial<E
     host: env.HOST,
     role: env.ROLE,
     store,
-    dataDir: store.kind === "sqlite" ? dirname(store.path) : resolve("data"),
     jwtSecret: env.JWT_SECRET,
     jwtIssuer: env.JWT_ISSUER,
     jwtAudience: env.JWT_AUDIENCE,

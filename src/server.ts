@@ -3,17 +3,17 @@
  * SIGTERM/SIGINT.
  * - ROLE=all (default): HTTP API and worker services in one process.
  * - ROLE=api: HTTP API only; stateless, run N of them behind a load balancer.
- * - ROLE=worker: worker services only (see src/worker.ts); never listens.
+ * - ROLE=worker: worker services only (see src/worker-role.ts); never listens.
  * Split roles scale out on PostgreSQL. On the embedded SQLite store they still work on one host
  * (WAL: writers from several processes take turns on the file lock), so the process only warns.
  */
 import { buildApp } from "./app.ts";
 import { ConfigError, loadConfig, type Config } from "./config.ts";
-import { Shutdown } from "./lifecycle/shutdown.ts";
 import { createLogger } from "./logger.ts";
 import { botMetricsEvents, createMetrics, webhookMetricsEvents } from "./metrics.ts";
+import { Shutdown } from "./shutdown.ts";
 import { openStore } from "./store/open-store.ts";
-import { startWorkerRole } from "./worker.ts";
+import { startWorkerRole } from "./worker-role.ts";
 
 async function main(): Promise<void> {
   let config: Config;

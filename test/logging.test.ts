@@ -6,10 +6,11 @@
 import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { describe, test } from "node:test";
-import { createKey, webhookSecret } from "../src/admin/admin.ts";
+import { createKey } from "../src/admin/admin.ts";
 import { buildApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
 import { createLogger } from "../src/logger.ts";
+import { webhookSecret } from "../src/webhooks/secrets.ts";
 import { availableBackends, openFreshStore } from "./helpers/backends.ts";
 import { TEST_JWT_SECRET, bearer, problem, validWorkItem } from "./helpers/test-app.ts";
 
@@ -46,7 +47,7 @@ for (const backend of await availableBackends()) {
       const app = await buildApp(config, { store: fresh.store, logger });
       try {
         const key = await createKey(fresh.store, { companyId: 91 });
-        const hook = await webhookSecret(fresh.store, 91, false);
+        const hook = await webhookSecret(fresh.store, 91);
         const wrongSecret = `${key.secret.slice(0, -4)}XXXX`;
 
         const login = await app.inject({ method: "POST", url: "/api/Login/Authenticate", payload: { apiKey: key.apiKey, secret: key.secret } });
@@ -54,14 +55,14 @@ for (const backend of await availableBackends()) {
         const refusedLogin = await app.inject({ method: "POST", url: "/api/Login/Authenticate", payload: { apiKey: key.apiKey, secret: wrongSecret } });
         const adds = [
           await app.inject({ method: "POST", url: "/api/AuthorityRvdm/AddWorkItemCreate", headers: { ...bearer(token), "idempotency-key": "log-1" }, payload: validWorkItem() }),
-          await app.inject({ method: "POST", url: "/api/AuthorityRvdm/AddWorkItemCreate", headers: bearer(token), payload: validWorkItem({ webhookUrl: `https://hooks.example/x?secret=${hook!.secret}` }) }),
+          await app.inject({ method: "POST", url: "/api/AuthorityRvdm/AddWorkItemCreate", headers: bearer(token), payload: validWorkItem({ webhookUrl: `https://hooks.example/x?secret=${hook!}` }) }),
         ];
         const invalid = await app.inject({ method: "POST", url: "/api/AuthorityRvdm/AddWorkItemCreate", headers: bearer(token), payload: { customerReference: "" } });
         const forged = await app.inject({ url: "/api/AuthorityRvdm/Ping", headers: bearer(`${token.slice(0, -3)}abc`) });
         const missing = await app.inject({ url: "/api/AuthorityRvdm/WorkItem/999999", headers: bearer(token) });
         const requests = [login, refusedLogin, ...adds, invalid, forged, missing];
         // A careless log call with credentials in it is redacted too.
-        app.log.info({ secret: key.secret, bearerToken: token, webhookSecret: hook!.secret, headers: { authorization: `Bearer ${token}` } }, "careless");
+        app.log.info({ secret: key.secret, bearerToken: token, webhookSecret: hook!, headers: { authorization: `Bearer ${token}` } }, "careless");
 
         const completed = log.lines().filter((line) => line.msg === "request completed");
         assert.equal(completed.length, requests.length, "exactly one completion line per request");
@@ -92,7 +93,7 @@ for (const backend of await availableBackends()) {
 
         const text = log.text();
         const [, , signature] = token.split(".");
-        for (const [name, secret] of Object.entries({ secret: key.secret, wrongSecret, token, signature: signature!, webhookSecret: hook!.secret })) {
+        for (const [name, secret] of Object.entries({ secret: key.secret, wrongSecret, token, signature: signature!, webhookSecret: hook! })) {
           assert.ok(!text.includes(secret), `${name} appears in the log`);
         }
         assert.doesNotMatch(text, /wis_|whsec_|Bearer ey/);

@@ -1,5 +1,5 @@
-/** Operator actions behind the CLI: companies, API keys and webhook secrets. */
-import { newCredentials, newWebhookSecret } from "../auth/credentials.ts";
+/** Operator actions behind the CLI: companies and API keys. */
+import { newCredentials } from "../auth/credentials.ts";
 import type { ApiKeyRecord, Company, Store } from "../store/store.ts";
 
 export interface CreatedKey {
@@ -25,18 +25,3 @@ export async function createKey(store: Store, input: { companyId: number; name?:
 export const listKeys = (store: Store, companyId: number): Promise<ApiKeyRecord[]> => store.listApiKeys(companyId);
 
 export const revokeKey = (store: Store, keyId: string): Promise<ApiKeyRecord | undefined> => store.revokeApiKey(keyId);
-
-/**
- * The company's webhook signing secret; made on first use (by this command or by the first
- * webhook delivery, whichever comes first; concurrent first uses agree), replaced with `rotate`.
- */
-export async function webhookSecret(store: Store, companyId: number, rotate: boolean): Promise<{ companyId: number; secret: string } | undefined> {
-  if (rotate) {
-    if (!(await store.getCompany(companyId))) return undefined;
-    const secret = newWebhookSecret();
-    await store.setWebhookSecret(companyId, secret);
-    return { companyId, secret };
-  }
-  const secret = (await store.getWebhookSecret(companyId)) ?? (await store.ensureWebhookSecret(companyId, newWebhookSecret()));
-  return secret === undefined ? undefined : { companyId, secret };
-}

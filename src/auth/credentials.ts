@@ -37,5 +37,3 @@ export function secretMatches(secret: string, storedHash: string): boolean {
   const stored = Buffer.from(storedHash, "hex");
   return presented.length === stored.length && timingSafeEqual(presented, stored);
 }
-
-export const newWebhookSecret = () => `whsec_${randomBytes(32).toString("base64")}`;

@@ -2,7 +2,7 @@
  * The simulated Authority's business rules (SPEC §5). Each broken rule is one field-level
  * reason; an item with no reasons is registered.
  */
-import type { FieldReason } from "../bot/authority-adapter.ts";
+import type { FieldReason } from "../authority/protocol.ts";
 import { ISO_3166_1_ALPHA_2 } from "./iso-3166-1-alpha-2.ts";
 
 const CHAMBER_OF_COMMERCE_NO = /^[0-9]{8}$/;

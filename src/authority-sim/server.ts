@@ -1,6 +1,6 @@
 /**
  * The authority simulator: a small HTTP server that plays the Authority for development and
- * tests (SPEC §5). It speaks the registration protocol of src/bot/authority-adapter.ts,
+ * tests (SPEC §5). It speaks the registration protocol of src/authority/protocol.ts,
  * deduplicates on the Idempotency-Key (the same key gets the same answer and is counted once),
  * and has switches for latency, error rate and outage:
  *
@@ -10,8 +10,14 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import {
+  IDEMPOTENCY_KEY_HEADER,
+  REGISTRATIONS_PATH,
+  type RegistrationAccepted,
+  type RegistrationRejected,
+  type RegistrationRequest,
+} from "../authority/protocol.ts";
 import type { AuthoritySimSettings } from "../config.ts";
-import { REGISTRATIONS_PATH } from "../bot/authority-adapter.ts";
 import { rejectionReasons } from "./rules.ts";
 
 export type SimBehaviour = Pick<AuthoritySimSettings, "latencyMs" | "errorRate" | "outage">;
@@ -37,7 +43,7 @@ export interface AuthoritySim {
 
 interface StoredAnswer {
   status: number;
-  body: Record<string, unknown>;
+  body: RegistrationAccepted | RegistrationRejected;
 }
 
 export interface SimOptions {
@@ -68,7 +74,7 @@ export async function startAuthoritySim(settings: AuthoritySimSettings, options:
 
   async function register(request: FastifyRequest, reply: FastifyReply) {
     stats.requests += 1;
-    const key = request.headers["idempotency-key"];
+    const key = request.headers[IDEMPOTENCY_KEY_HEADER];
     if (typeof key !== "string" || key.length === 0 || key.length > 255) {
       return reply.code(400).send({ code: "IDEMPOTENCY_KEY_REQUIRED", message: "Send an Idempotency-Key header (1–255 characters)." });
     }
@@ -82,7 +88,7 @@ export async function startAuthoritySim(settings: AuthoritySimSettings, options:
     const previous = answers.get(key);
     if (previous) return reply.code(previous.status === 201 ? 200 : previous.status).header("idempotency-replayed", "true").send(previous.body);
 
-    const body = request.body as { workType?: unknown; request?: unknown } | undefined;
+    const body = request.body as Partial<Record<keyof RegistrationRequest, unknown>> | undefined;
     const item = body?.request !== null && typeof body?.request === "object" ? (body.request as Record<string, unknown>) : {};
     const reasons = rejectionReasons(item, now());
     let answer: StoredAnswer;

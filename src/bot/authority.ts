@@ -6,7 +6,7 @@ import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { Config } from "../config.ts";
 import { startAuthoritySim, type AuthoritySim } from "../authority-sim/server.ts";
-import type { AuthorityAdapter } from "./authority-adapter.ts";
+import type { AuthorityAdapter } from "../authority/protocol.ts";
 import { createHttpAuthorityAdapter } from "./http-authority-adapter.ts";
 
 export interface OpenedAuthority {

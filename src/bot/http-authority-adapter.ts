@@ -6,12 +6,14 @@ import { Agent, request } from "undici";
 import {
   AuthorityProtocolError,
   AuthorityUnavailableError,
+  IDEMPOTENCY_KEY_HEADER,
   REGISTRATIONS_PATH,
   type AuthorityAdapter,
   type AuthorityDecision,
   type AuthoritySubmission,
   type FieldReason,
-} from "./authority-adapter.ts";
+  type RegistrationRequest,
+} from "../authority/protocol.ts";
 
 export interface HttpAuthorityOptions {
   /** e.g. https://authority.example; the registrations path is appended. */
@@ -36,8 +38,8 @@ export function createHttpAuthorityAdapter(options: HttpAuthorityOptions): Autho
         const response = await request(url, {
           method: "POST",
           dispatcher: agent,
-          headers: { "content-type": "application/json", "idempotency-key": submission.idempotencyKey },
-          body: JSON.stringify({ workType: submission.workType, request: submission.request }),
+          headers: { "content-type": "application/json", [IDEMPOTENCY_KEY_HEADER]: submission.idempotencyKey },
+          body: JSON.stringify({ workType: submission.workType, request: submission.request } satisfies RegistrationRequest),
           signal: AbortSignal.timeout(options.timeoutMs),
         });
         status = response.statusCode;

@@ -8,11 +8,11 @@
  * authority's idempotency key, and every write is fenced by the batch lease, so a worker that
  * lost its lease stops, and items it left InProgress are re-submitted under the same key.
  */
+import type { AuthorityAdapter } from "../authority/protocol.ts";
 import type { Config } from "../config.ts";
 import { isRetryable, nextAttemptAt, type BackoffPolicy } from "../lib/backoff.ts";
 import { forEachConcurrently } from "../lib/concurrency.ts";
 import type { ClaimedBatch, DueItem, FinishBatchOutcome, ItemOutcome, Store } from "../store/store.ts";
-import type { AuthorityAdapter } from "./authority-adapter.ts";
 
 /** What `bot run-once` prints. */
 export interface BotCounts {

@@ -1,6 +1,7 @@
 /**
- * The admin CLI: `npm run cli -- <command> [flags]`. A thin layer over src/admin; `--json`
- * prints exactly one JSON document on stdout. Exit codes: 0 done, 1 failed, 2 usage.
+ * The admin CLI: `npm run cli -- <command> [flags]`. A thin layer over the services of
+ * src/admin, src/webhooks and src/bot; `--json` prints exactly one JSON document on stdout.
+ * Exit codes: 0 done, 1 failed, 2 usage.
  */
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../config.ts";

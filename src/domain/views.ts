@@ -30,7 +30,6 @@ export const WorkItemStatus = Type.Union(
   { description: "New → InProgress → Successful | Failed; New → Cancelled", examples: ["New"] },
 );
 export type WorkItemStatus = Static<typeof WorkItemStatus>;
-export const TERMINAL_ITEM_STATUSES: readonly WorkItemStatus[] = ["Successful", "Failed", "Cancelled"];
 
 export const WorkBatchStatus = Type.Union(
   [Type.Literal("Open"), Type.Literal("Closed"), Type.Literal("Processing"), Type.Literal("Completed")],

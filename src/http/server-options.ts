@@ -51,7 +51,7 @@ export function serverOptions(config: Config): FastifyHttpOptions<Server> {
   };
 }
 
-/** Refuses requests that arrive while the server drains (see src/lifecycle/shutdown.ts). */
+/** Refuses requests that arrive while the server drains (see src/shutdown.ts). */
 export function refuseWhileClosing(app: FastifyInstance): void {
   let closing = false;
   app.addHook("preClose", async () => {

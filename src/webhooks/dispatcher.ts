@@ -4,12 +4,12 @@
  * the shared backoff until the retry window (24 h) is over; a target the address guard refuses
  * is not retried. Rows survive restarts: a dispatcher that dies leaves its claims to expire.
  */
-import { webhookSecret } from "../admin/admin.ts";
 import type { Config } from "../config.ts";
 import { nextAttemptAt, type BackoffPolicy } from "../lib/backoff.ts";
 import { forEachConcurrently } from "../lib/concurrency.ts";
 import type { Store, WebhookAttemptOutcome, WebhookDelivery } from "../store/store.ts";
 import { checkWebhookTarget, type Lookup } from "./address-guard.ts";
+import { webhookSecret } from "./secrets.ts";
 import { sendWebhook } from "./sender.ts";
 import { signEvent } from "./signing.ts";
 
@@ -87,7 +87,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     };
     let outcome: WebhookAttemptOutcome;
     const item = await store.getWorkItem(delivery.companyId, delivery.workItemId);
-    const secret = await webhookSecret(store, delivery.companyId, false);
+    const secret = await webhookSecret(store, delivery.companyId);
     if (!item || !secret) {
       outcome = { kind: "failed", error: "the work item or its company no longer exists", httpStatus: null };
     } else {
@@ -97,7 +97,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       } else if (target.kind === "unresolved") {
         outcome = failed(target.reason);
       } else {
-        const signed = signEvent({ type: delivery.eventType, timestamp: delivery.createdAt, data: item }, delivery.eventId, secret.secret, clock());
+        const signed = signEvent({ type: delivery.eventType, timestamp: delivery.createdAt, data: item }, delivery.eventId, secret, clock());
         try {
           const { httpStatus } = await sendWebhook(delivery.url, target.addresses[0]!, signed, config.webhookTimeoutMs, stopping.signal);
           outcome = httpStatus >= 200 && httpStatus < 300 ? { kind: "delivered", httpStatus } : failed(`the receiver answered ${httpStatus}`, httpStatus);

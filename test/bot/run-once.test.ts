@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, test } from "node:test";
 import { startAuthoritySim, type AuthoritySim } from "../../src/authority-sim/server.ts";
-import type { AuthorityAdapter } from "../../src/bot/authority-adapter.ts";
+import type { AuthorityAdapter } from "../../src/authority/protocol.ts";
 import { createHttpAuthorityAdapter } from "../../src/bot/http-authority-adapter.ts";
 import { runBotOnce, type BotCounts } from "../../src/bot/run-once.ts";
 import type { WorkBatchView, WorkItemView } from "../../src/domain/views.ts";

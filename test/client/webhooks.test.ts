@@ -3,8 +3,8 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
 import { Webhook } from "standardwebhooks";
-import { newWebhookSecret } from "../../src/auth/credentials.ts";
 import { verifyWebhook, WebhookVerificationError } from "../../src/client/index.ts";
+import { newWebhookSecret } from "../../src/webhooks/secrets.ts";
 
 const secret = newWebhookSecret();
 const event = { type: "workitem.succeeded", timestamp: "2026-11-21T14:04:02.000Z", data: { workItemId: 4711, status: "Successful" } };

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { AuthorityProtocolError, AuthorityUnavailableError } from "../../src/bot/authority-adapter.ts";
+import { AuthorityProtocolError, AuthorityUnavailableError } from "../../src/authority/protocol.ts";
 import { backoffDelayMs, isRetryable } from "../../src/lib/backoff.ts";
 import { forEachConcurrently } from "../../src/lib/concurrency.ts";
 

@@ -6,12 +6,12 @@ import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, test } from "node:test";
 import { Webhook } from "standardwebhooks";
-import { webhookSecret } from "../../src/admin/admin.ts";
 import { startAuthoritySim } from "../../src/authority-sim/server.ts";
 import { createHttpAuthorityAdapter } from "../../src/bot/http-authority-adapter.ts";
 import { runBotOnce } from "../../src/bot/run-once.ts";
 import type { WorkItemView } from "../../src/domain/views.ts";
 import { createDispatcher, type Dispatcher, type DispatcherDeps } from "../../src/webhooks/dispatcher.ts";
+import { webhookSecret } from "../../src/webhooks/secrets.ts";
 import { availableBackends, type Backend } from "../helpers/backends.ts";
 import { bearer, createTestApp, validWorkItem, type TestApp, type Tenant } from "../helpers/test-app.ts";
 import { waitUntil } from "../helpers/waiting.ts";
@@ -57,7 +57,7 @@ async function withWebhooks(backend: Backend, env: Record<string, string>, answe
         started.push(dispatcher);
         return dispatcher;
       },
-      secret: async () => (await webhookSecret(t.store, tenant.companyId, false))!.secret,
+      secret: async () => (await webhookSecret(t.store, tenant.companyId))!,
     });
   } finally {
     for (const dispatcher of started) await dispatcher.stop();

@@ -6,8 +6,9 @@
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import { Webhook } from "standardwebhooks";
-import { createKey, webhookSecret } from "../../src/admin/admin.ts";
+import { createKey } from "../../src/admin/admin.ts";
 import { openStore } from "../../src/store/open-store.ts";
+import { webhookSecret } from "../../src/webhooks/secrets.ts";
 import { availableBackends } from "../helpers/backends.ts";
 import { startServer, stopAll } from "../helpers/processes.ts";
 import { metricValue } from "../helpers/prometheus.ts";
@@ -62,7 +63,7 @@ for (const backend of await availableBackends()) {
       const [failed, delivered] = receiver.requests as [(typeof receiver.requests)[0], (typeof receiver.requests)[0]];
       assert.equal(delivered.status, 200);
       assert.equal(delivered.headers["webhook-id"], failed.headers["webhook-id"]);
-      const secret = (await webhookSecret(store, 31, false))!.secret;
+      const secret = (await webhookSecret(store, 31))!;
       const event = new Webhook(secret).verify(delivered.body, {
         "webhook-id": String(delivered.headers["webhook-id"]),
         "webhook-timestamp": String(delivered.headers["webhook-timestamp"]),

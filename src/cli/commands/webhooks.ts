@@ -1,4 +1,4 @@
-import { webhookSecret } from "../../admin/admin.ts";
+import { rotateWebhookSecret, webhookSecret } from "../../webhooks/secrets.ts";
 import { CommandFailedError, requiredInteger, type Command } from "../command.ts";
 
 export const webhooksSecret: Command = {
@@ -8,9 +8,9 @@ export const webhooksSecret: Command = {
   options: { "company-id": { type: "string" }, rotate: { type: "boolean" } },
   async run({ store, flags }) {
     const companyId = requiredInteger(flags, "company-id");
-    const result = await webhookSecret(store, companyId, flags.rotate === true);
-    if (!result) throw new CommandFailedError(`no company ${companyId}`);
-    return result;
+    const secret = flags.rotate === true ? await rotateWebhookSecret(store, companyId) : await webhookSecret(store, companyId);
+    if (secret === undefined) throw new CommandFailedError(`no company ${companyId}`);
+    return { companyId, secret };
   },
   human: (result) => {
     const { companyId, secret } = result as { companyId: number; secret: string };

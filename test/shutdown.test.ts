@@ -6,14 +6,14 @@
 import assert from "node:assert/strict";
 import { connect, type AddressInfo } from "node:net";
 import { describe, test } from "node:test";
-import { createKey } from "../../src/admin/admin.ts";
-import { Shutdown } from "../../src/lifecycle/shutdown.ts";
-import { createLogger } from "../../src/logger.ts";
-import { openStore } from "../../src/store/open-store.ts";
-import { availableBackends } from "../helpers/backends.ts";
-import { head, openRaw, parseResponse } from "../helpers/raw-http.ts";
-import { startServer } from "../helpers/processes.ts";
-import { TEST_JWT_SECRET, createTestApp, validWorkItem } from "../helpers/test-app.ts";
+import { createKey } from "../src/admin/admin.ts";
+import { createLogger } from "../src/logger.ts";
+import { Shutdown } from "../src/shutdown.ts";
+import { openStore } from "../src/store/open-store.ts";
+import { availableBackends } from "./helpers/backends.ts";
+import { head, openRaw, parseResponse } from "./helpers/raw-http.ts";
+import { startServer } from "./helpers/processes.ts";
+import { TEST_JWT_SECRET, createTestApp, validWorkItem } from "./helpers/test-app.ts";
 
 const ADD = "/api/AuthorityRvdm/AddWorkItemCreate";
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -18,7 +18,7 @@ export interface WorkerRole {
   stop(): Promise<void>;
 }
 
-export interface WorkerDeps {
+export interface WorkerRoleDeps {
   store: Store;
   logger: Logger;
   /** Hooks for metrics. */
@@ -26,7 +26,7 @@ export interface WorkerDeps {
   webhookEvents?: WebhookEvents;
 }
 
-export async function startWorkerRole(config: Config, deps: WorkerDeps): Promise<WorkerRole> {
+export async function startWorkerRole(config: Config, deps: WorkerRoleDeps): Promise<WorkerRole> {
   const workerId = newWorkerId();
   const logger = deps.logger.child({ workerId });
   const authority = await openAuthority(config);

@@ -1,10 +1,13 @@
 /**
- * The authority adapter: how the bot hands one work item to the Authority. One interface, one
- * implementation per way of reaching an authority (today: `http`, which also talks to the
- * built-in simulator). A new work type's authority means one new adapter here.
+ * The protocol the bot and the Authority speak, owned by neither side: the bot's adapters
+ * (src/bot/) implement it and the simulator (src/authority-sim/) answers it.
  *
- * An adapter answers `accepted` or `rejected` (a business decision, final) and throws for
- * everything else; whether a thrown error is worth retrying is a property of the error.
+ * Two layers:
+ * - the adapter interface, how the bot hands one work item to the Authority. An adapter
+ *   answers `accepted` or `rejected` (a business decision, final) and throws for everything
+ *   else; whether a thrown error is worth retrying is a property of the error.
+ * - the wire protocol of the Authority's registration endpoint, what the `http` adapter sends
+ *   and the simulator serves.
  */
 import type { RetryableError } from "../lib/backoff.ts";
 
@@ -25,6 +28,7 @@ export type AuthorityDecision =
   | { kind: "accepted"; registrationNumber: string; registeredAt: string }
   | { kind: "rejected"; message: string; reasons: FieldReason[] };
 
+/** One way of reaching an Authority; a new work type's Authority means one new adapter in src/bot/. */
 export interface AuthorityAdapter {
   readonly name: string;
   /** Files one item. Throws `AuthorityUnavailableError` (retryable) or `AuthorityProtocolError` (not). */
@@ -45,9 +49,28 @@ export class AuthorityProtocolError extends Error implements RetryableError {
 }
 
 /**
- * The wire protocol of the Authority's registration endpoint, as the simulator implements it:
- * `POST {AUTHORITY_URL}/v1/registrations` with header `Idempotency-Key` and body
- * `{workType, request}` → 201 (or 200 on a replay) `{registrationNumber, registeredAt}`, or
- * 422 `{code, message, reasons: [{field, message}]}`.
+ * The registration endpoint: `POST {AUTHORITY_URL}/v1/registrations` with header
+ * `Idempotency-Key` and a `RegistrationRequest` body → 201 (or 200 on a replay)
+ * `RegistrationAccepted`, or 422 `RegistrationRejected`.
  */
 export const REGISTRATIONS_PATH = "/v1/registrations";
+
+/** Carries `AuthoritySubmission.idempotencyKey`; the same key always gets the first answer. */
+export const IDEMPOTENCY_KEY_HEADER = "idempotency-key";
+
+export interface RegistrationRequest {
+  workType: string;
+  request: Record<string, unknown>;
+}
+
+export interface RegistrationAccepted {
+  registrationNumber: string;
+  /** ISO 8601. */
+  registeredAt: string;
+}
+
+export interface RegistrationRejected {
+  code: string;
+  message: string;
+  reasons: FieldReason[];
+}
