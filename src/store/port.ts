@@ -8,6 +8,7 @@
  * differs between the two dialects takes the `Dialect` and returns its text. Each statement has
  * a name and is prepared once per connection.
  */
+import type { StoreFlags } from "./store.ts";
 
 /** A named statement of the core, prepared once. */
 export interface Statement {
@@ -17,11 +18,7 @@ export interface Statement {
 
 export const statement = (name: string, text: Statement["text"]): Statement => ({ name, text });
 
-/**
- * The SQL text that differs between the backends, as fragments the core splices in. On the
- * single-writer backend row locks do not exist (a write transaction holds the whole database),
- * so the locking clauses are empty there.
- */
+/** The SQL text that differs between the backends, as fragments the core splices in. */
 export interface Dialect {
   /** After a SELECT that reads rows the same transaction will update: ` FOR UPDATE` or nothing. */
   readonly forUpdate: string;
@@ -33,6 +30,20 @@ export interface Dialect {
   readonly byteOrder: string;
   /** An index hint after a table name, where the planner needs one: ` INDEXED BY <name>` or nothing. */
   indexedBy(index: string): string;
+}
+
+/**
+ * A backend's dialect: the row-lock clauses follow from its flags (a single writer holds the
+ * whole database for a write transaction, so it has no row locks), the rest is its own text.
+ */
+export function dialectFor(flags: StoreFlags, text: Pick<Dialect, "byteOrder" | "indexedBy">): Dialect {
+  const rowLocks = !flags.singleWriter;
+  return {
+    forUpdate: rowLocks ? " FOR UPDATE" : "",
+    forShare: rowLocks ? " FOR SHARE" : "",
+    forUpdateSkipLocked: flags.supportsSkipLocked ? " FOR UPDATE SKIP LOCKED" : rowLocks ? " FOR UPDATE" : "",
+    ...text,
+  };
 }
 
 /** One statement at a time, on its own or inside a transaction. */

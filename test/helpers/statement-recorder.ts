@@ -44,7 +44,7 @@ const recorded = new Set<string>();
 let installed = false;
 
 /** Starts recording in this test file's process, and checks what was recorded when it ends. */
-export function recordStoreStatements(): ReadonlySet<string> {
+export function recordStoreStatements(): Set<string> {
   if (!installed) {
     installed = true;
     const prepare = Database.prototype.prepare;

@@ -5,17 +5,14 @@
  */
 import pg from "pg";
 import { AlreadyExistsError, StoreUnavailableError } from "../errors.ts";
-import type { DatabasePort, Dialect, Queryable, Statement } from "../port.ts";
+import { dialectFor, type DatabasePort, type Dialect, type Queryable, type Statement } from "../port.ts";
+import type { StoreFlags } from "../store.ts";
 import { storeError } from "./errors.ts";
 import { migrate } from "./migrate.ts";
 
-export const postgresDialect: Dialect = {
-  forUpdate: " FOR UPDATE",
-  forUpdateSkipLocked: " FOR UPDATE SKIP LOCKED",
-  forShare: " FOR SHARE",
-  byteOrder: ' COLLATE "C"',
-  indexedBy: () => "",
-};
+export const POSTGRES_FLAGS: StoreFlags = { singleWriter: false, supportsSkipLocked: true };
+
+export const postgresDialect: Dialect = dialectFor(POSTGRES_FLAGS, { byteOrder: ' COLLATE "C"', indexedBy: () => "" });
 
 const UNIQUE_VIOLATION = "23505";
 

@@ -12,7 +12,7 @@ import { createSqlStore } from "../core/sql-store.ts";
 import { StoreUnavailableError } from "../errors.ts";
 import type { Store } from "../store.ts";
 import { createAppender } from "./appends.ts";
-import { PostgresPort } from "./postgres-port.ts";
+import { POSTGRES_FLAGS, PostgresPort } from "./postgres-port.ts";
 import { POSTGRES_SQL } from "./statements.ts";
 
 export interface PostgresStoreOptions {
@@ -31,7 +31,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
   let closing: Promise<void> | undefined;
   return createSqlStore({
     kind: "postgres",
-    flags: { singleWriter: false, supportsSkipLocked: true },
+    flags: POSTGRES_FLAGS,
     db,
     addWorkItem(input) {
       if (closing) return Promise.reject(new StoreUnavailableError("the store is closing"));

@@ -11,16 +11,13 @@
  */
 import type Database from "better-sqlite3";
 import { AlreadyExistsError, StoreUnavailableError } from "../errors.ts";
-import type { DatabasePort, Dialect, Queryable, Statement } from "../port.ts";
+import { dialectFor, type DatabasePort, type Dialect, type Queryable, type Statement } from "../port.ts";
+import type { StoreFlags } from "../store.ts";
 import { toStoreError } from "./driver-errors.ts";
 
-export const sqliteDialect: Dialect = {
-  forUpdate: "",
-  forUpdateSkipLocked: "",
-  forShare: "",
-  byteOrder: "",
-  indexedBy: (index) => ` INDEXED BY ${index}`,
-};
+export const SQLITE_FLAGS: StoreFlags = { singleWriter: true, supportsSkipLocked: false };
+
+export const sqliteDialect: Dialect = dialectFor(SQLITE_FLAGS, { byteOrder: "", indexedBy: (index) => ` INDEXED BY ${index}` });
 
 /** `$1, $2, …` are named parameters "1", "2", … to SQLite; bind them from the values by position. */
 function bindings(values: readonly unknown[]): Record<number, unknown> {

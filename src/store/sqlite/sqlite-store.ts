@@ -14,7 +14,7 @@ import type { Store } from "../store.ts";
 import { toStoreError } from "./driver-errors.ts";
 import { IntakeWriter } from "./intake-writer.ts";
 import { applyConnectionPragmas } from "./pragmas.ts";
-import { SqlitePort } from "./sqlite-port.ts";
+import { SQLITE_FLAGS, SqlitePort } from "./sqlite-port.ts";
 
 export interface SqliteStore extends Store {
   readonly path: string;
@@ -36,7 +36,7 @@ export function openSqliteStore(path: string): SqliteStore {
   const intake = new IntakeWriter(path);
   const store = createSqlStore({
     kind: "sqlite",
-    flags: { singleWriter: true, supportsSkipLocked: false },
+    flags: SQLITE_FLAGS,
     db: port,
     addWorkItem: (input) => intake.add(input),
     getOrCreateSigningSecret: async (candidate) => signingSecretFile(join(dirname(path), "jwt-secret"), candidate),

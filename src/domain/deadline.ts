@@ -1,0 +1,141 @@
+/**
+ * The filing deadline of an export document (SPEC §10): the Authority wants it requested
+ * `workingDays` working days before the transport, before `cutoff` local time. Working days are
+ * Monday to Friday and not a public holiday of the `holidays` country (date-holidays, a
+ * maintained library, rather than a table of our own).
+ */
+import Holidays from "date-holidays";
+
+export interface DeadlineRule {
+  /** IANA time zone of the calendar and the cutoff, e.g. Europe/Amsterdam. */
+  timeZone: string;
+  workingDays: number;
+  /** Country (ISO 3166-1 alpha-2, optionally with a region, e.g. `NL` or `DE-BY`) whose public holidays are not working days. */
+  holidays: string;
+  /** Local time of day, `HH:MM`. */
+  cutoff: string;
+}
+
+interface CalendarDay {
+  year: number;
+  /** 1–12 */
+  month: number;
+  day: number;
+}
+
+/** Public holidays as `YYYY-MM-DD`, per rule country and year. */
+const holidayCache = new Map<string, Set<string>>();
+
+function publicHolidays(country: string, year: number): Set<string> {
+  const key = `${country}/${year}`;
+  let days = holidayCache.get(key);
+  if (!days) {
+    const [countryCode, region] = country.split("-");
+    const calendar = region ? new Holidays(countryCode!, region) : new Holidays(countryCode!);
+    days = new Set(calendar.getHolidays(year).filter((holiday) => holiday.type === "public").map((holiday) => holiday.date.slice(0, 10)));
+    holidayCache.set(key, days);
+  }
+  return days;
+}
+
+/** Whether date-holidays knows the country (and region); config uses it to refuse a typo at start. */
+export function knowsHolidays(country: string): boolean {
+  const [countryCode, region] = country.split("-");
+  if (!countryCode) return false;
+  const known = new Holidays().getCountries();
+  if (!known[countryCode.toUpperCase()]) return false;
+  return region === undefined || Boolean(new Holidays().getStates(countryCode)?.[region.toUpperCase()]);
+}
+
+const pad = (value: number) => String(value).padStart(2, "0");
+const isoDay = ({ year, month, day }: CalendarDay) => `${year}-${pad(month)}-${pad(day)}`;
+
+/** Formatters per time zone: building one costs far more than using it, and intake asks per item. */
+const formatters = new Map<string, Intl.DateTimeFormat>();
+function wallClock(timeZone: string): Intl.DateTimeFormat {
+  let formatter = formatters.get(timeZone);
+  if (!formatter) {
+    formatter = new Intl.DateTimeFormat("en-US", {
+      timeZone,
+      hourCycle: "h23",
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      second: "2-digit",
+    });
+    formatters.set(timeZone, formatter);
+  }
+  return formatter;
+}
+
+/**
+ * Offsets and deadlines already worked out. Intake asks once per item, and Intl's formatting
+ * costs tens of microseconds; offsets change only on whole quarter hours of UTC, and a deadline
+ * depends only on the calendar day. Emptied when large, so odd inputs cannot grow it for ever.
+ */
+const remembered = new Map<string, number | string>();
+const REMEMBER_AT_MOST = 20_000;
+function remember<T extends number | string>(key: string, work: () => T): T {
+  let value = remembered.get(key) as T | undefined;
+  if (value === undefined) {
+    if (remembered.size >= REMEMBER_AT_MOST) remembered.clear();
+    value = work();
+    remembered.set(key, value);
+  }
+  return value;
+}
+
+const QUARTER_HOUR_MS = 900_000;
+
+/** The calendar day of `instant` in `timeZone`. */
+function calendarDayIn(instant: number, timeZone: string): CalendarDay {
+  const offset = remember(`offset/${timeZone}/${Math.floor(instant / QUARTER_HOUR_MS)}`, () => offsetAt(instant, timeZone));
+  const local = new Date(instant + offset);
+  return { year: local.getUTCFullYear(), month: local.getUTCMonth() + 1, day: local.getUTCDate() };
+}
+
+/** Milliseconds `timeZone` is ahead of UTC at `instant`. */
+function offsetAt(instant: number, timeZone: string): number {
+  const parts = wallClock(timeZone).formatToParts(new Date(instant));
+  const part = (type: string) => Number(parts.find((p) => p.type === type)!.value);
+  const local = Date.UTC(part("year"), part("month") - 1, part("day"), part("hour"), part("minute"), part("second"));
+  return local - Math.floor(instant / 1000) * 1000;
+}
+
+/** The UTC instant of a local wall-clock time in `timeZone`. */
+function instantOf(day: CalendarDay, hours: number, minutes: number, timeZone: string): Date {
+  const wall = Date.UTC(day.year, day.month - 1, day.day, hours, minutes);
+  // The offset at the guess can differ from the one at the answer across a DST change: settle it twice.
+  let instant = wall - offsetAt(wall, timeZone);
+  instant = wall - offsetAt(instant, timeZone);
+  return new Date(instant);
+}
+
+function previousDay({ year, month, day }: CalendarDay): CalendarDay {
+  const date = new Date(Date.UTC(year, month - 1, day - 1));
+  return { year: date.getUTCFullYear(), month: date.getUTCMonth() + 1, day: date.getUTCDate() };
+}
+
+function isWorkingDay(day: CalendarDay, country: string): boolean {
+  const weekday = new Date(Date.UTC(day.year, day.month - 1, day.day)).getUTCDay();
+  return weekday !== 0 && weekday !== 6 && !publicHolidays(country, day.year).has(isoDay(day));
+}
+
+/** `deadlineAt` for a transport on `exportDate` (an ISO 8601 instant), as an ISO 8601 UTC instant. */
+export function deadlineFor(exportDate: string, rule: DeadlineRule): string {
+  const day = calendarDayIn(Date.parse(exportDate), rule.timeZone);
+  const key = `deadline/${rule.timeZone}/${rule.workingDays}/${rule.holidays}/${rule.cutoff}/${isoDay(day)}`;
+  return remember(key, () => workOutDeadline(day, rule));
+}
+
+function workOutDeadline(transportDay: CalendarDay, rule: DeadlineRule): string {
+  let day = transportDay;
+  for (let stepped = 0; stepped < rule.workingDays; ) {
+    day = previousDay(day);
+    if (isWorkingDay(day, rule.holidays)) stepped += 1;
+  }
+  const [hours, minutes] = rule.cutoff.split(":").map(Number) as [number, number];
+  return instantOf(day, hours, minutes, rule.timeZone).toISOString();
+}
