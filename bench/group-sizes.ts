@@ -13,7 +13,8 @@ import { buildApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
 import { openSqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 import { runLoad } from "./lib/load.ts";
-import { choosePinning, hasCommand } from "./lib/processes.ts";
+import { hasCommand } from "../scripts/lib/processes.ts";
+import { choosePinning } from "./lib/processes.ts";
 import { templatesFor, type BenchTenant } from "./lib/routes.ts";
 import { login } from "./lib/setup.ts";
 

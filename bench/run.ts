@@ -11,11 +11,12 @@ import { mergeLoads, type LoaderName } from "./lib/load.ts";
 import { measure, type MeasureContext, type MeasureInput } from "./lib/measure.ts";
 import type { BenchReport, Check, Measurement, ProfileSummary } from "./lib/model.ts";
 import { parseOptions, USAGE, type BenchOptions, type RouteName } from "./lib/options.ts";
-import { choosePinning, freePort, hasCommand, pinned, startProcess, type Started } from "./lib/processes.ts";
+import { hasCommand, stopAllOnSignals } from "../scripts/lib/processes.ts";
+import { choosePinning } from "./lib/processes.ts";
 import { summariseProfile } from "./lib/profile.ts";
 import { consoleTable, errorsOf, markdown, svgChart } from "./lib/report.ts";
 import { baselineTemplates, templatesFor, type BenchTenant, type RequestTemplate } from "./lib/routes.ts";
-import { buildProduction, createTenants, login, ROOT, seedItems, startCeiling, startServer } from "./lib/setup.ts";
+import { buildProduction, createTenants, login, ROOT, seedItems, startCeiling, startHelperServer, startServer, type Started } from "./lib/setup.ts";
 import { postgresBenchStore, sqliteBenchStore, type BenchStore } from "./lib/stores.ts";
 import { evaluateTargets } from "./lib/targets.ts";
 
@@ -129,7 +130,7 @@ async function main(): Promise<number> {
   const cleanups: Array<() => Promise<void>> = [];
 
   const ceiling = await startCeiling(pinning?.server);
-  cleanups.push(() => ceiling.stop());
+  cleanups.push(async () => void (await ceiling.stop()));
   let session: Session | undefined;
   try {
     session = await openSession(options, "bench", pinning?.server);
@@ -281,16 +282,14 @@ async function measureBaseline(
   const store = await postgresBenchStore(options.postgresUrl, options.keep, "bench_baseline");
   // The real migrations make the tables: the CLI opens the real store against the baseline's schema.
   await createTenants(store, options.companies);
-  const port = await freePort();
-  const [command, args] = pinned(serverCpus, process.execPath, [join(ROOT, "bench", "servers", "pg-baseline.mjs"), String(port), store.databaseUrl, "10", "1000"]);
-  const baseline = await startProcess({ name: "pg baseline", command, args, port });
+  const baseline = await startHelperServer("pg-baseline.mjs", [store.databaseUrl, "10", "1000"], serverCpus);
   cleanups.push(async () => {
     await baseline.stop();
     await store.cleanup();
   });
   log("pg baseline: one transaction per request over a plain pg pool (10 connections)");
   const requests: RequestTemplate[] = baselineTemplates(tenants);
-  const result = await measure(ctx, { name: "pg baseline POST", target: "baseline", method: "POST", pid: baseline.pid, port, requests, countAnswers: true }, ceiling);
+  const result = await measure(ctx, { name: "pg baseline POST", target: "baseline", method: "POST", pid: baseline.pid, port: baseline.port, requests, countAnswers: true }, ceiling);
   const ledger = new IntakeLedger();
   ledger.record(result.route, options.connections);
   checks.push(ledger.check("pg baseline: every acknowledged item is stored", await store.countItems()));
@@ -357,6 +356,8 @@ async function runGrowth(
   }
 }
 
+// The server and load generator lead their own process groups, out of reach of Ctrl-C: stop them with the bench.
+stopAllOnSignals(5000);
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {

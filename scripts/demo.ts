@@ -6,14 +6,14 @@
  * of commerce number). It runs the bot, receives the signed webhooks on a local receiver,
  * verifies them, prints each item's outcome, and stops every process it started.
  *
- * Exit codes: 0 done, 1 failed (the reason is printed), 2 usage, 130 interrupted.
+ * Exit codes: 0 done, 1 failed (the reason is printed), 2 usage, 130 interrupted (143 on SIGTERM).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { WorkItemClient, type AuthorityRvdmWorkItemCreate, type WorkItemView } from "../src/client/index.ts";
-import { answers, cliJson, freePort, runCli, startService, stopAll } from "./demo/processes.ts";
+import { answersHealthz, cliJson, freePort, runCli, startServer, stopAll, stopAllOnSignals } from "./lib/processes.ts";
 import { startReceiver, type Receiver } from "./demo/receiver.ts";
 import { bar, bold, createProgress, detail, outcomeTable, step } from "./demo/report.ts";
 
@@ -57,11 +57,14 @@ interface BotSummary {
   retried: number;
 }
 
+/** Children get this long to stop on SIGTERM before SIGKILL. */
+const STOP_GRACE_MS = 5000;
+
 /** `bot run-once` as its own process; a failure is reported plainly instead of waited for. */
 async function runBot(env: Record<string, string | undefined>): Promise<BotSummary> {
-  const outcome = await runCli(["bot", "run-once", "--json"], env);
+  const outcome = await runCli(["bot", "run-once", "--json"], env, { timeoutMs: 120_000 });
   if (outcome.code !== 0) throw new DemoError(`bot run-once failed (exit ${outcome.code}): ${outcome.stderr.trim() || outcome.stdout.trim()}`);
-  return JSON.parse(outcome.stdout) as BotSummary;
+  return outcome.json<BotSummary>();
 }
 
 async function main(): Promise<number> {
@@ -91,7 +94,7 @@ async function main(): Promise<number> {
     if (flags["base-url"]) {
       baseUrl = flags["base-url"].replace(/\/+$/, "");
       step(`Using the service at ${baseUrl}`);
-      if (!(await answers(baseUrl))) throw new DemoError(`${baseUrl}/healthz does not answer`);
+      if (!(await answersHealthz(baseUrl))) throw new DemoError(`${baseUrl}/healthz does not answer`);
       env = { ...process.env };
       detail(`admin CLI on DATABASE_URL=${env.DATABASE_URL ?? "sqlite:./data/work-item-api.db (default)"}`);
     } else {
@@ -105,7 +108,8 @@ async function main(): Promise<number> {
         LOG_LEVEL: "warn",
       };
       step("Starting the service on a temp SQLite store");
-      const service = await startService(env, await freePort());
+      // LOG_LEVEL=warn keeps the service quiet, so it is ready when /healthz answers, not at a log line.
+      const service = await startServer(env, { port: await freePort(), readyBy: "healthz" });
       baseUrl = service.baseUrl;
       detail(`${baseUrl} (pid ${service.pid}), store ${env.DATABASE_URL}`);
     }
@@ -152,7 +156,7 @@ async function main(): Promise<number> {
     return 1;
   } finally {
     await receiver?.close();
-    const stopped = await stopAll();
+    const stopped = await stopAll(STOP_GRACE_MS);
     if (stopped.length > 0) step(`Stopped the processes the demo started (pid ${stopped.join(", ")})`);
     if (tempDir) rmSync(tempDir, { recursive: true, force: true });
   }
@@ -190,10 +194,9 @@ async function waitForOutcomes(client: WorkItemClient, ids: number[], receiver: 
 }
 
 let interrupted = false;
-process.once("SIGINT", () => {
+stopAllOnSignals(STOP_GRACE_MS, () => {
   interrupted = true;
   process.stderr.write("\ninterrupted; stopping the demo's processes\n");
-  void stopAll().then(() => process.exit(130));
 });
 
 main().then((code) => {

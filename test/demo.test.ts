@@ -4,9 +4,8 @@
  * demo must fail fast with a clear message instead.
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { describe, test } from "node:test";
-import { REPO_ROOT } from "./helpers/processes.ts";
+import { startScript } from "./helpers/processes.ts";
 
 interface DemoRun {
   code: number | null;
@@ -15,25 +14,13 @@ interface DemoRun {
   seconds: number;
 }
 
-function runDemo(args: string[] = []): Promise<DemoRun> {
+async function runDemo(args: string[] = []): Promise<DemoRun> {
   const started = Date.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "scripts/demo.ts", ...args], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, LOG_LEVEL: "warn" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill("SIGINT"), 170_000);
-    child.once("error", reject);
-    child.once("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr, seconds: (Date.now() - started) / 1000 });
-    });
-  });
+  const demo = startScript("scripts/demo.ts", args, { LOG_LEVEL: "warn" });
+  // On SIGTERM the demo stops the processes it started before it exits.
+  const timer = setTimeout(() => void demo.stop(10_000), 170_000);
+  const code = await demo.exited.finally(() => clearTimeout(timer));
+  return { code, stdout: demo.stdout(), stderr: demo.stderr(), seconds: (Date.now() - started) / 1000 };
 }
 
 function assertStoppedEverything(run: DemoRun): void {

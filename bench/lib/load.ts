@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { pinned, runToEnd } from "./processes.ts";
+import { runToEnd } from "../../scripts/lib/processes.ts";
 import type { RequestTemplate } from "./routes.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -97,8 +97,7 @@ async function runWrk(run: LoadRun, dir: string): Promise<LoadResult> {
     specFile,
     String(run.countAnswers ? Math.round(run.durationSeconds * 1000) : 0),
   ];
-  const [command, argv] = pinned(run.cpus, "wrk", args);
-  const stdout = await runToEnd(command, argv, { ...process.env, WIA_WRK_COUNT: run.countAnswers ? "1" : "0" });
+  const stdout = await runToEnd("wrk", args, { cpus: run.cpus, env: { ...process.env, WIA_WRK_COUNT: run.countAnswers ? "1" : "0" } });
   const line = stdout.split("\n").find((l) => l.startsWith("WRK_RESULT "));
   if (!line) throw new Error(`wrk printed no result:\n${stdout}`);
   const out = JSON.parse(line.slice("WRK_RESULT ".length)) as WrkOutput;
@@ -134,8 +133,7 @@ interface AutocannonOutput {
 async function runAutocannon(run: LoadRun, dir: string): Promise<LoadResult> {
   const specFile = join(dir, "spec.json");
   writeFileSync(specFile, JSON.stringify({ url: run.baseUrl, connections: run.connections, durationSeconds: run.durationSeconds, requests: run.requests }));
-  const [command, argv] = pinned(run.cpus, process.execPath, ["--import", "tsx", join(here, "..", "load", "autocannon-runner.ts"), specFile]);
-  const stdout = await runToEnd(command, argv);
+  const stdout = await runToEnd(process.execPath, ["--import", "tsx", join(here, "..", "load", "autocannon-runner.ts"), specFile], { cpus: run.cpus });
   const line = stdout.split("\n").find((l) => l.startsWith("AUTOCANNON_RESULT "));
   if (!line) throw new Error(`autocannon printed no result:\n${stdout}`);
   const out = JSON.parse(line.slice("AUTOCANNON_RESULT ".length)) as AutocannonOutput;

@@ -1,13 +1,11 @@
 /**
- * Child processes of the bench: free ports, CPU pinning with taskset, waiting for a port to
- * answer, and reading a process's memory and CPU time from /proc.
+ * The bench's side of its child processes (they are started by scripts/lib/processes.ts): which
+ * cores the server and the load generator are pinned to, and a process's memory and CPU time
+ * read from /proc.
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
-export { freePort } from "../../src/lib/free-port.ts";
-
-export const hasCommand = (name: string) => spawnSync("sh", ["-c", `command -v ${name}`], { stdio: "ignore" }).status === 0;
+import { hasCommand } from "../../scripts/lib/processes.ts";
 
 /** Which cores the server and the load generator get; undefined when pinning is impossible. */
 export interface Pinning {
@@ -22,69 +20,6 @@ export function choosePinning(): Pinning | undefined {
   // Server on core 0; the load generator gets the rest (on 2 cores: core 1).
   return { server: "0", load: cores === 2 ? "1" : `1-${cores - 1}` };
 }
-
-/** Prefixes a command with taskset when pinning is on. */
-export function pinned(cpus: string | undefined, command: string, args: string[]): [string, string[]] {
-  return cpus === undefined ? [command, args] : ["taskset", ["-c", cpus, command, ...args]];
-}
-
-export interface Started {
-  child: ChildProcess;
-  pid: number;
-  port: number;
-  /** Everything the process wrote to stderr, for error messages. */
-  stderr(): string;
-  stop(): Promise<void>;
-}
-
-/** Starts a long-running process and waits until `readyUrl` answers (any status). */
-export async function startProcess(options: {
-  name: string;
-  command: string;
-  args: string[];
-  env?: NodeJS.ProcessEnv;
-  port: number;
-  readyPath?: string;
-  timeoutMs?: number;
-}): Promise<Started> {
-  const child = spawn(options.command, options.args, { env: options.env ?? process.env, stdio: ["ignore", "pipe", "pipe"] });
-  let stderr = "";
-  child.stderr?.on("data", (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString()).slice(-8000);
-  });
-  child.stdout?.resume();
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
-  const url = `http://127.0.0.1:${options.port}${options.readyPath ?? "/"}`;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${options.name} exited with code ${child.exitCode} before it listened:\n${stderr.trim()}`);
-    try {
-      await fetch(url, { signal: AbortSignal.timeout(1000) });
-      break;
-    } catch {
-      if (Date.now() > deadline) {
-        child.kill("SIGKILL");
-        throw new Error(`${options.name} did not answer on port ${options.port} within ${options.timeoutMs ?? 30_000} ms:\n${stderr.trim()}`);
-      }
-      await sleep(100);
-    }
-  }
-  return {
-    child,
-    pid: child.pid!,
-    port: options.port,
-    stderr: () => stderr,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill("SIGTERM");
-      const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
-}
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Resident and peak resident memory of a process, in MB (from /proc/<pid>/status). */
 export function memoryOf(pid: number): { rssMb: number; hwmMb: number } | undefined {
@@ -123,20 +58,4 @@ export function sampleMemory(pid: number, everyMs = 200): { stop(): { peakRssMb:
       return { peakRssMb: Math.max(peak, last?.rssMb ?? 0), hwmMb: last?.hwmMb ?? NaN };
     },
   };
-}
-
-/** Runs a command to completion and returns its output; throws with stderr on failure. */
-export function runToEnd(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.once("error", reject);
-    child.once("exit", (code) => {
-      if (code === 0) resolve(stdout);
-      else reject(new Error(`${command} ${args.join(" ")} exited with ${code}:\n${stderr.trim() || stdout.trim()}`));
-    });
-  });
 }

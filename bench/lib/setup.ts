@@ -5,25 +5,29 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { freePort, pinned, runToEnd, startProcess, type Started } from "./processes.ts";
+import { cliJson, freePort, launch, runToEnd, startServer as startServerProcess, type StartedProcess } from "../../scripts/lib/processes.ts";
 import { workItemBodies, type BenchTenant } from "./routes.ts";
 import type { BenchStore } from "./stores.ts";
 
 export const ROOT = join(import.meta.dirname, "..", "..");
 
+/** SIGTERM, then SIGKILL this much later: a server under --cpu-prof writes its profile as it exits. */
+const STOP_GRACE_MS = 15_000;
+
+/** A process of the bench that serves HTTP on loopback `port`. */
+export type Started = StartedProcess & { readonly port: number };
+
 export async function buildProduction(): Promise<void> {
-  await runToEnd("npm", ["run", "--silent", "build"], { ...process.env, npm_config_loglevel: "error" });
+  await runToEnd("npm", ["run", "--silent", "build"], { env: { ...process.env, npm_config_loglevel: "error" } });
   if (!existsSync(join(ROOT, "dist", "server.js"))) throw new Error("npm run build produced no dist/server.js");
 }
 
 /** The environment of the server under test: production build, quiet logs, limits that never bind. */
-export function serverEnv(store: BenchStore, port: number): NodeJS.ProcessEnv {
+export function serverEnv(store: BenchStore): NodeJS.ProcessEnv {
   return {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
     NODE_ENV: "production",
-    PORT: String(port),
-    HOST: "127.0.0.1",
     // HTTP only: the bot's scheduled runs would otherwise compete with intake for the core.
     ROLE: "api",
     DATABASE_URL: store.databaseUrl,
@@ -36,26 +40,32 @@ export function serverEnv(store: BenchStore, port: number): NodeJS.ProcessEnv {
   };
 }
 
+/** The production build on a free loopback port; at LOG_LEVEL=warn it is ready when /healthz answers. */
 export async function startServer(store: BenchStore, cpus: string | undefined, nodeFlags: string[] = []): Promise<Started> {
-  const port = await freePort();
-  const [command, args] = pinned(cpus, process.execPath, [...nodeFlags, join(ROOT, "dist", "server.js")]);
-  return startProcess({ name: "server", command, args, env: serverEnv(store, port), port, readyPath: "/healthz" });
+  return startServerProcess(serverEnv(store), { launcher: "build", port: await freePort(), readyBy: "healthz", readyTimeoutMs: 30_000, cpus, nodeFlags, stopGraceMs: STOP_GRACE_MS });
 }
 
-export async function startCeiling(cpus: string | undefined): Promise<Started> {
-  const port = await freePort();
-  const [command, args] = pinned(cpus, process.execPath, [join(ROOT, "bench", "servers", "ceiling.mjs"), String(port)]);
-  return startProcess({ name: "ceiling", command, args, port });
+/** Starts one of bench/servers/*.mjs on a free port; each prints `listening <port>` once it listens. */
+export async function startHelperServer(file: string, args: string[], cpus: string | undefined): Promise<Started> {
+  const child = launch(process.execPath, [join(ROOT, "bench", "servers", file), "0", ...args], { cpus, stopGraceMs: STOP_GRACE_MS });
+  try {
+    const port = await child.waitForLine(`${file} to listen`, (line) => /^listening (\d+)$/.exec(line)?.[1], 30_000);
+    return Object.assign(child, { port: Number(port) });
+  } catch (error) {
+    await child.kill();
+    throw new Error(`${(error as Error).message}:\n${child.output().trim()}`, { cause: error });
+  }
 }
+
+export const startCeiling = (cpus: string | undefined) => startHelperServer("ceiling.mjs", [], cpus);
 
 /** Companies 1..n, each with one API key, made through the admin CLI of the production build. */
 export async function createTenants(store: BenchStore, count: number): Promise<Array<{ companyId: number; apiKey: string; secret: string }>> {
   const env = { ...process.env, DATABASE_URL: store.databaseUrl, LOG_LEVEL: "warn" };
   const tenants = [];
   for (let companyId = 1; companyId <= count; companyId++) {
-    await runToEnd(process.execPath, [join(ROOT, "dist", "cli", "main.js"), "companies", "create", "--company-id", String(companyId), "--name", `Bench ${companyId}`, "--json"], env);
-    const out = await runToEnd(process.execPath, [join(ROOT, "dist", "cli", "main.js"), "keys", "create", "--company-id", String(companyId), "--name", "bench", "--json"], env);
-    const key = JSON.parse(out) as { apiKey: string; secret: string };
+    await cliJson(["companies", "create", "--company-id", String(companyId), "--name", `Bench ${companyId}`], env, { launcher: "build" });
+    const key = await cliJson<{ apiKey: string; secret: string }>(["keys", "create", "--company-id", String(companyId), "--name", "bench"], env, { launcher: "build" });
     tenants.push({ companyId, apiKey: key.apiKey, secret: key.secret });
   }
   return tenants;

@@ -5,7 +5,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
-import { createServer } from "node:net";
+import { freePort } from "../../scripts/lib/free-port.ts";
 
 export interface PgCluster {
   version: string;
@@ -25,17 +25,6 @@ export function pgClusterUnsupported(): string | undefined {
   if (process.getuid?.() !== 0) return "creating a PostgreSQL cluster needs root";
   if (!existsSync("/etc/postgresql") || readdirSync("/etc/postgresql").length === 0) return "no PostgreSQL version under /etc/postgresql";
   return undefined;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 const run = (command: string, args: string[]) => execFileSync(command, args, { stdio: ["ignore", "pipe", "pipe"], timeout: 60_000 }).toString();

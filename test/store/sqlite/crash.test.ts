@@ -4,35 +4,15 @@
  * for must be in the database afterwards, as answered; and the database must be intact.
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import Database from "better-sqlite3";
 import { createKey } from "../../../src/admin/admin.ts";
 import { openSqliteStore } from "../../../src/store/sqlite/sqlite-store.ts";
+import { freePort, startServer } from "../../helpers/processes.ts";
 import { TEST_JWT_SECRET, validWorkItem } from "../../helpers/test-app.ts";
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-
-async function waitUntilUp(url: string, deadline: number): Promise<void> {
-  for (;;) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      if (Date.now() > deadline) throw new Error(`server at ${url} did not start`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-}
 
 test("SIGKILL of the server during a burst loses no acknowledged item", { timeout: 60_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), "wia-crash-"));
@@ -42,18 +22,14 @@ test("SIGKILL of the server during a burst loses no acknowledged item", { timeou
     const key = await createKey(setup, { companyId: 5 });
     await setup.close();
 
-    const start = async () => {
-      const port = await freePort();
-      const child = spawn(process.execPath, ["--import", "tsx", "src/server.ts"], {
-        env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATABASE_URL: `sqlite:${path}`, JWT_SECRET: TEST_JWT_SECRET, ROLE: "api", LOG_LEVEL: "silent", RATE_LIMIT_TENANT_RPS: "0" },
-        stdio: "ignore",
-      });
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      const url = `http://127.0.0.1:${port}`;
-      await waitUntilUp(`${url}/healthz`, Date.now() + 20_000);
-      return { child, exited, url };
-    };
-    const { child: server, exited, url: baseUrl } = await start();
+    // Silent, so no log line says it started: it is up when /healthz answers.
+    const start = async () =>
+      startServer(
+        { DATABASE_URL: `sqlite:${path}`, JWT_SECRET: TEST_JWT_SECRET, ROLE: "api", LOG_LEVEL: "silent", RATE_LIMIT_TENANT_RPS: "0" },
+        { port: await freePort(), readyBy: "healthz", readyTimeoutMs: 20_000 },
+      );
+    const server = await start();
+    const { baseUrl } = server;
     const login = await fetch(`${baseUrl}/api/Login/Authenticate`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ apiKey: key.apiKey, secret: key.secret }) });
     const { bearerToken } = (await login.json()) as { bearerToken: string };
 
@@ -76,26 +52,25 @@ test("SIGKILL of the server during a burst loses no acknowledged item", { timeou
         }
         if (acknowledged.size >= 300 && !killed) {
           killed = true;
-          server.kill("SIGKILL");
+          void server.kill();
         }
       }
     };
     await Promise.all(Array.from({ length: 40 }, client));
-    await exited;
+    await server.exited;
     assert.ok(acknowledged.size >= 300, `the burst was acknowledged (${acknowledged.size} items) before the kill`);
 
     // A restarted server answers every acknowledged item as it was acknowledged.
     const restarted = await start();
     try {
       for (const [reference, key] of acknowledged) {
-        const response = await fetch(`${restarted.url}/api/AuthorityRvdm/WorkItem/${key.workItemId}`, { headers: { authorization: `Bearer ${bearerToken}` } });
+        const response = await fetch(`${restarted.baseUrl}/api/AuthorityRvdm/WorkItem/${key.workItemId}`, { headers: { authorization: `Bearer ${bearerToken}` } });
         assert.equal(response.status, 200, `item ${key.workItemId} (${reference}) after the restart`);
         const item = (await response.json()) as { customerReference: string; workBatchId: number; status: string };
         assert.deepEqual([item.customerReference, item.workBatchId, item.status], [reference, key.workBatchId, "New"]);
       }
     } finally {
-      restarted.child.kill("SIGTERM");
-      await restarted.exited;
+      await restarted.stop();
     }
 
     // The database file itself: intact, and holding every acknowledged item.

@@ -1,4 +1,4 @@
-/** A loopback port that was free a moment ago, for the processes the bench, demo and tests start. */
+/** A loopback port that was free a moment ago, for the processes the bench, the demo and the tests start. */
 import { createServer } from "node:net";
 
 export function freePort(): Promise<number> {
