@@ -28,6 +28,7 @@
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { newWorkerId, openAuthority } from "../src/bot/authority.ts";
+import { createAuthorityGate } from "../src/bot/authority-gate.ts";
 import { runBotOnce } from "../src/bot/run-once.ts";
 import { loadConfig, type Config } from "../src/config.ts";
 import { WORK_TYPE_AUTHORITY_RVDM } from "../src/domain/views.ts";
@@ -177,7 +178,8 @@ async function claimOutbox(store: Store, config: Config): Promise<{ rows: number
 
 async function runRound(kind: StoreKind, options: Options): Promise<Round> {
   const location: BenchStore = kind === "sqlite" ? sqliteBenchStore(options.keep) : await postgresBenchStore(options.postgresUrl, options.keep, "bot_pass");
-  const config = loadConfig({ DATABASE_URL: location.databaseUrl, LOG_LEVEL: "warn" });
+  // No calls-per-second cap: the pass measures the bot and the store, not the throttle.
+  const config = loadConfig({ DATABASE_URL: location.databaseUrl, LOG_LEVEL: "warn", AUTHORITY_MAX_RPS: "0" });
   const store = await openStore(config.store);
   const total = options.companies * options.itemsPerCompany;
   try {
@@ -190,7 +192,8 @@ async function runRound(kind: StoreKind, options: Options): Promise<Round> {
       const { timed, spent } = timingSweeps(store);
       const cpuBefore = process.cpuUsage();
       started = performance.now();
-      const counts = await runBotOnce({ store: timed, adapter: authority.adapter, config, owner: newWorkerId() });
+      const owner = newWorkerId();
+      const counts = await runBotOnce({ store: timed, gate: createAuthorityGate({ store: timed, adapter: authority.adapter, config, owner }), config, owner });
       const passMs = performance.now() - started;
       const cpu = process.cpuUsage(cpuBefore);
       const registrations = authority.sim?.stats().registrations;

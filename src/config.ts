@@ -6,6 +6,7 @@ import { resolve } from "node:path";
 import { Cron } from "croner";
 import { Type, type Static } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { knowsHolidays, type DeadlineRule } from "./domain/deadline.ts";
 
 const Int = (minimum: number, maximum: number, def: number, description: string) =>
   Type.Integer({ minimum, maximum, default: def, description });
@@ -46,6 +47,16 @@ export const EnvSchema = Type.Object({
   AUTHORITY_SIM_LATENCY_MS: Int(0, 600_000, 0, "simulator: delay before each answer"),
   AUTHORITY_SIM_ERROR_RATE: Type.Number({ minimum: 0, maximum: 1, default: 0, description: "simulator: share of calls answered 500 (0–1)" }),
   AUTHORITY_SIM_OUTAGE: Type.Boolean({ default: false, description: "simulator: answer every call 503" }),
+  AUTHORITY_SIM_DECISION_DELAY_MS: Int(0, 86_400_000, 0, "simulator: how long after submit a status request still answers pending"),
+  AUTHORITY_MAX_CONCURRENCY: Int(1, 1024, 8, "authority calls in flight at once, per process"),
+  AUTHORITY_MAX_RPS: Int(0, 100_000, 20, "authority calls per second, per process; 0 = no limit"),
+  AUTHORITY_BREAKER_FAILURES: Int(1, 10_000, 5, "transient authority failures in a row that open the circuit breaker"),
+  AUTHORITY_BREAKER_SECONDS: Int(1, 86_400, 60, "how long an open breaker makes the bot leave the authority alone before one probe call"),
+  BOT_POLL_SECONDS: Int(1, 86_400, 5, "first wait before asking the authority again about a submitted item (doubles, at most 5 minutes)"),
+  DEADLINE_TZ: Type.String({ minLength: 1, default: "Europe/Amsterdam", description: "time zone of the filing deadline's calendar and cutoff" }),
+  DEADLINE_WORKING_DAYS: Int(0, 60, 2, "working days before the transport by which a document must be requested"),
+  DEADLINE_HOLIDAYS: Type.String({ pattern: "^[A-Za-z]{2}(-[A-Za-z0-9]{1,3})?$", default: "NL", description: "country (optionally -region) whose public holidays are not working days" }),
+  DEADLINE_CUTOFF: Type.String({ pattern: "^([01][0-9]|2[0-3]):[0-5][0-9]$", default: "12:00", description: "local time (HH:MM) on the last working day by which to request" }),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: Type.Boolean({ default: false, description: "allow webhook targets in private ranges" }),
   WEBHOOK_TIMEOUT_MS: Int(1, 600_000, 15_000, "how long one webhook delivery may take"),
   WEBHOOK_RETRY_BASE_MS: Int(1, 86_400_000, 10_000, "first webhook retry delay (doubles per attempt, jittered)"),
@@ -99,6 +110,14 @@ export interface Config {
   botRetryMaxMs: number;
   authorityUrl: string | undefined;
   authorityTimeoutMs: number;
+  authorityMaxConcurrency: number;
+  /** 0 = no limit. */
+  authorityMaxRps: number;
+  authorityBreakerFailures: number;
+  authorityBreakerSeconds: number;
+  botPollSeconds: number;
+  /** When an item must be filed (SPEC §10). */
+  deadline: DeadlineRule;
   /** Settings of the authority simulator, standalone or built in. */
   authoritySim: AuthoritySimSettings;
   webhookAllowPrivateNetworks: boolean;
@@ -133,6 +152,8 @@ export interface AuthoritySimSettings {
   errorRate: number;
   /** Every call answered 503. */
   outage: boolean;
+  /** How long after submit a status request still answers pending. */
+  decisionDelayMs: number;
 }
 
 export class ConfigError extends Error {
@@ -158,7 +179,9 @@ export function loadConfig(source: EnvSource = process.env, overrides: Partial<E
     throw new ConfigError(`${name}: ${firstError.message}${shown}${described ? `; expected ${described}` : ""}`);
   }
   const env = converted as Env;
-  checkTimeZone(env.TZ);
+  checkTimeZone("TZ", env.TZ);
+  checkTimeZone("DEADLINE_TZ", env.DEADLINE_TZ);
+  checkHolidays(env.DEADLINE_HOLIDAYS);
   checkCron(env.BOT_SCHEDULE);
   checkLeaseOutlastsCall("BOT_LEASE_SECONDS", env.BOT_LEASE_SECONDS, "AUTHORITY_TIMEOUT_MS", env.AUTHORITY_TIMEOUT_MS);
   checkLeaseOutlastsCall("WEBHOOK_LEASE_SECONDS", env.WEBHOOK_LEASE_SECONDS, "WEBHOOK_TIMEOUT_MS", env.WEBHOOK_TIMEOUT_MS);
@@ -183,12 +206,19 @@ export function loadConfig(source: EnvSource = process.env, overrides: Partial<E
     botRetryMaxMs: Math.max(env.BOT_RETRY_MAX_MS, env.BOT_RETRY_BASE_MS),
     authorityUrl: env.AUTHORITY_URL,
     authorityTimeoutMs: env.AUTHORITY_TIMEOUT_MS,
+    authorityMaxConcurrency: env.AUTHORITY_MAX_CONCURRENCY,
+    authorityMaxRps: env.AUTHORITY_MAX_RPS,
+    authorityBreakerFailures: env.AUTHORITY_BREAKER_FAILURES,
+    authorityBreakerSeconds: env.AUTHORITY_BREAKER_SECONDS,
+    botPollSeconds: env.BOT_POLL_SECONDS,
+    deadline: Object.freeze({ timeZone: env.DEADLINE_TZ, workingDays: env.DEADLINE_WORKING_DAYS, holidays: env.DEADLINE_HOLIDAYS.toUpperCase(), cutoff: env.DEADLINE_CUTOFF }),
     authoritySim: Object.freeze({
       host: env.AUTHORITY_SIM_HOST,
       port: env.AUTHORITY_SIM_PORT,
       latencyMs: env.AUTHORITY_SIM_LATENCY_MS,
       errorRate: env.AUTHORITY_SIM_ERROR_RATE,
       outage: env.AUTHORITY_SIM_OUTAGE,
+      decisionDelayMs: env.AUTHORITY_SIM_DECISION_DELAY_MS,
     }),
     webhookAllowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
     webhookTimeoutMs: env.WEBHOOK_TIMEOUT_MS,
@@ -228,11 +258,17 @@ function parseTrustProxy(value: string): false | string {
   return value === "false" ? false : value;
 }
 
-function checkTimeZone(timeZone: string): void {
+function checkTimeZone(name: string, timeZone: string): void {
   try {
     new Intl.DateTimeFormat("en-GB", { timeZone });
   } catch {
-    throw new ConfigError(`TZ: unknown time zone ${JSON.stringify(timeZone)}; expected an IANA name such as UTC or Europe/Amsterdam`);
+    throw new ConfigError(`${name}: unknown time zone ${JSON.stringify(timeZone)}; expected an IANA name such as UTC or Europe/Amsterdam`);
+  }
+}
+
+function checkHolidays(country: string): void {
+  if (!knowsHolidays(country)) {
+    throw new ConfigError(`DEADLINE_HOLIDAYS: no public holiday calendar for ${JSON.stringify(country)}; expected a country code such as NL, optionally with a region (DE-BY)`);
   }
 }
 

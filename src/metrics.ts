@@ -19,6 +19,10 @@ export type WebhookDeliveryOutcome = WebhookAttemptOutcome["kind"];
 /** The number of outbox rows still to deliver; read lazily on every scrape. */
 export type BacklogSource = () => number | Promise<number>;
 
+export const BREAKER_STATES = ["closed", "open", "halfOpen"] as const;
+/** The authority circuit breaker's state as this process sees it; read on every scrape. */
+export type BreakerStateSource = () => (typeof BREAKER_STATES)[number];
+
 export interface MetricsOptions {
   /** Also collect process_* and nodejs_* metrics (the server does; test apps need not). */
   defaultMetrics?: boolean;
@@ -36,11 +40,14 @@ export interface Metrics {
   readonly botItemOutcomes: Counter<"outcome">;
   readonly webhookDeliveries: Counter<"outcome">;
   readonly outboxBacklog: Gauge;
+  readonly authorityBreakerState: Gauge<"state">;
   recordBotRun(outcome: BotRunOutcome): void;
   recordBotItem(outcome: BotItemOutcome, count?: number): void;
   recordWebhookDelivery(outcome: WebhookDeliveryOutcome): void;
   /** Where the outbox backlog gauge reads from; the outbox lives with the webhook dispatcher. */
   setOutboxBacklogSource(source: BacklogSource | undefined): void;
+  /** Where the breaker gauge reads from; the breaker lives with the bot. */
+  setBreakerStateSource(source: BreakerStateSource | undefined): void;
   /** The exposition text and its content type, for GET /metrics. */
   render(): Promise<{ contentType: string; body: string }>;
 }
@@ -49,6 +56,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
   if (options.defaultMetrics) collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
   let backlogSource = options.outboxBacklog;
+  let breakerSource: BreakerStateSource | undefined;
 
   const httpRequestDuration = new RequestDurationHistogram(
     `${METRIC_PREFIX}http_request_duration_seconds`,
@@ -75,7 +83,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   });
   const botItemOutcomes = new Counter({
     name: `${METRIC_PREFIX}bot_item_outcomes_total`,
-    help: "Items the bot handed to the authority, by outcome (succeeded, failed, retried)",
+    help: "What the bot recorded for an item after an authority call, by outcome (submitted, pending, succeeded, failed, retried)",
     labelNames: ["outcome"] as const,
     registers: [registry],
   });
@@ -98,6 +106,17 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       }
     },
   });
+  const authorityBreakerState = new Gauge({
+    name: `${METRIC_PREFIX}authority_breaker_state`,
+    help: "The authority circuit breaker: 1 for its current state (closed, open, halfOpen), 0 for the others",
+    labelNames: ["state"] as const,
+    registers: [registry],
+    collect() {
+      if (!breakerSource) return;
+      const current = breakerSource();
+      for (const state of BREAKER_STATES) this.set({ state }, state === current ? 1 : 0);
+    },
+  });
 
   return {
     registry,
@@ -108,11 +127,15 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     botItemOutcomes,
     webhookDeliveries,
     outboxBacklog,
+    authorityBreakerState,
     recordBotRun: (outcome) => botRuns.inc({ outcome }),
     recordBotItem: (outcome, count = 1) => botItemOutcomes.inc({ outcome }, count),
     recordWebhookDelivery: (outcome) => webhookDeliveries.inc({ outcome }),
     setOutboxBacklogSource: (source) => {
       backlogSource = source;
+    },
+    setBreakerStateSource: (source) => {
+      breakerSource = source;
     },
     render: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
   };

@@ -5,6 +5,7 @@
 import type { Logger } from "pino";
 import type { Config } from "./config.ts";
 import { newWorkerId, openAuthority, type OpenedAuthority } from "./bot/authority.ts";
+import { createAuthorityGate, type AuthorityGate } from "./bot/authority-gate.ts";
 import { runBotOnce, type BotEvents } from "./bot/run-once.ts";
 import { startBotScheduler, type BotScheduler } from "./bot/scheduler.ts";
 import type { Store } from "./store/store.ts";
@@ -13,6 +14,8 @@ import { createDispatcher, type Dispatcher, type WebhookEvents } from "./webhook
 export interface WorkerRole {
   workerId: string;
   authority: OpenedAuthority;
+  /** Capacity and the shared circuit breaker in front of the authority. */
+  gate: AuthorityGate;
   scheduler: BotScheduler;
   dispatcher: Dispatcher;
   stop(): Promise<void>;
@@ -30,26 +33,28 @@ export async function startWorkerRole(config: Config, deps: WorkerRoleDeps): Pro
   const workerId = newWorkerId();
   const logger = deps.logger.child({ workerId });
   const authority = await openAuthority(config);
+  const gate = createAuthorityGate({ store: deps.store, adapter: authority.adapter, config, owner: workerId });
   if (authority.sim) logger.info({ url: authority.sim.url }, "AUTHORITY_URL is unset: using the built-in authority simulator");
   const dispatcher = createDispatcher({ store: deps.store, config, owner: workerId, logger, ...(deps.webhookEvents ? { events: deps.webhookEvents } : {}) });
   const botEvents: BotEvents = {
     ...deps.botEvents,
     itemFinished(info) {
       deps.botEvents?.itemFinished?.(info);
-      // A terminal item may have a webhook waiting in the outbox: send it now, not at the next poll.
+      // An item that moved on may have a webhook waiting in the outbox: send it now, not at the next poll.
       if (info.result !== "retried") dispatcher.wake();
     },
   };
   const scheduler = startBotScheduler({
     schedule: config.botSchedule,
     logger,
-    run: (signal) => runBotOnce({ store: deps.store, adapter: authority.adapter, config, owner: workerId, logger, events: botEvents, signal }),
+    run: (signal) => runBotOnce({ store: deps.store, gate, config, owner: workerId, logger, events: botEvents, signal }),
   });
   dispatcher.start();
   logger.info({ schedule: config.botSchedule, nextRunAt: scheduler.nextRunAt()?.toISOString() }, "bot and webhook dispatcher started");
   return {
     workerId,
     authority,
+    gate,
     scheduler,
     dispatcher,
     async stop() {

@@ -8,7 +8,7 @@ test("lifecycle settings have the documented defaults", () => {
     [config.botLeaseSeconds, config.botMaxAttempts, config.botRetryBaseMs, config.botRetryMaxMs, config.authorityUrl, config.authorityTimeoutMs],
     [300, 5, 30_000, 1_800_000, undefined, 10_000],
   );
-  assert.deepEqual(config.authoritySim, { host: "127.0.0.1", port: 8090, latencyMs: 0, errorRate: 0, outage: false });
+  assert.deepEqual(config.authoritySim, { host: "127.0.0.1", port: 8090, latencyMs: 0, errorRate: 0, outage: false, decisionDelayMs: 0 });
   assert.deepEqual(
     [config.webhookAllowPrivateNetworks, config.webhookTimeoutMs, config.webhookRetryWindowSeconds, config.webhookLeaseSeconds],
     [false, 15_000, 86_400, 60],

@@ -7,7 +7,7 @@ import { parseArgs } from "node:util";
 import { ConfigError, loadConfig, type AuthoritySimSettings } from "../config.ts";
 import { startAuthoritySim } from "./server.ts";
 
-const USAGE = "usage: npm run authority-sim -- [--host H] [--port P] [--latency-ms N] [--error-rate 0..1] [--outage]";
+const USAGE = "usage: npm run authority-sim -- [--host H] [--port P] [--latency-ms N] [--error-rate 0..1] [--outage] [--decision-delay-ms N]";
 
 function settingsFrom(argv: string[]): AuthoritySimSettings {
   const { values } = parseArgs({
@@ -18,6 +18,7 @@ function settingsFrom(argv: string[]): AuthoritySimSettings {
       "latency-ms": { type: "string" },
       "error-rate": { type: "string" },
       outage: { type: "boolean" },
+      "decision-delay-ms": { type: "string" },
     },
     strict: true,
   });
@@ -28,6 +29,7 @@ function settingsFrom(argv: string[]): AuthoritySimSettings {
     AUTHORITY_SIM_LATENCY_MS: values["latency-ms"],
     AUTHORITY_SIM_ERROR_RATE: values["error-rate"],
     AUTHORITY_SIM_OUTAGE: values.outage === undefined ? undefined : String(values.outage),
+    AUTHORITY_SIM_DECISION_DELAY_MS: values["decision-delay-ms"],
   });
   return config.authoritySim;
 }

@@ -1,36 +1,55 @@
 /**
  * The authority simulator: a small HTTP server that plays the Authority for development and
- * tests (SPEC §5). It speaks the registration protocol of src/authority/protocol.ts,
- * deduplicates on the Idempotency-Key (the same key gets the same answer and is counted once),
- * and has switches for latency, error rate and outage:
+ * tests (SPEC §5, §10). It speaks the protocol of src/authority/protocol.ts in two stages:
+ * `submit` answers at once with an application number (the same one again for the same
+ * Idempotency-Key), and the decision, by the rules of rules.ts, is given by `status` once
+ * `decisionDelayMs` has passed since the submit. Switches for latency, error rate and outage:
  *
- * - `POST /v1/registrations`   register one item (Idempotency-Key required)
- * - `GET  /_sim/stats`         requests and registrations, per key: tests prove exactly-once with it
- * - `POST /_sim/config`        change `{latencyMs, errorRate, outage}` while running
+ * - `POST /v1/registrations`                      submit one item (Idempotency-Key required)
+ * - `GET  /v1/registrations/{applicationNumber}`  its status: pending, registered or rejected; 404 unknown
+ * - `GET  /_sim/stats`                            calls per key: tests prove exactly-once with it
+ * - `POST /_sim/config`                           change `{latencyMs, errorRate, outage, decisionDelayMs}`
+ *
+ * Application and registration numbers carry random parts, so they are unique across restarts
+ * and across simulator processes. What was submitted lives in memory: after a restart the
+ * simulator no longer knows earlier application numbers (404), as a real Authority that lost
+ * them would answer.
  */
+import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import {
   IDEMPOTENCY_KEY_HEADER,
   REGISTRATIONS_PATH,
-  type RegistrationAccepted,
+  type ApplicationAccepted,
+  type ApplicationStatus,
   type RegistrationRejected,
   type RegistrationRequest,
 } from "../authority/protocol.ts";
 import type { AuthoritySimSettings } from "../config.ts";
 import { rejectionReasons } from "./rules.ts";
 
-export type SimBehaviour = Pick<AuthoritySimSettings, "latencyMs" | "errorRate" | "outage">;
+export type SimBehaviour = Pick<AuthoritySimSettings, "latencyMs" | "errorRate" | "outage" | "decisionDelayMs">;
+
+export interface SimKeyStats {
+  /** Calls of submit with this key, replays included. */
+  submits: number;
+  /** Status requests about this key's application. */
+  statusRequests: number;
+  applicationNumber: string | null;
+  registrationNumber: string | null;
+}
 
 export interface SimStats {
-  /** Registration calls received, replays and refusals included. */
+  /** Submit calls received, replays and refusals included. */
   requests: number;
+  statusRequests: number;
   /** Distinct items registered (each idempotency key at most once). */
   registrations: number;
   rejections: number;
-  /** Most registration calls in flight at once: shows a client's concurrency bound. */
+  /** Most calls in flight at once: shows a client's concurrency bound. */
   maxConcurrent: number;
-  keys: Record<string, { requests: number; registrations: number; registrationNumber: string | null }>;
+  keys: Record<string, SimKeyStats>;
 }
 
 export interface AuthoritySim {
@@ -41,71 +60,124 @@ export interface AuthoritySim {
   close(): Promise<void>;
 }
 
-interface StoredAnswer {
-  status: number;
-  body: RegistrationAccepted | RegistrationRejected;
-}
-
 export interface SimOptions {
   now?: () => Date;
   random?: () => number;
 }
 
+interface Application {
+  key: string;
+  applicationNumber: string;
+  submittedAt: number;
+  request: Record<string, unknown>;
+  decision?: ApplicationStatus;
+}
+
+/** Ten characters of Crockford base32 from random bytes: 50 bits, unique across processes and restarts. */
+function randomCode(): string {
+  const alphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+  return [...randomBytes(10)].map((byte) => alphabet[byte % 32]).join("");
+}
+
 export async function startAuthoritySim(settings: AuthoritySimSettings, options: SimOptions = {}): Promise<AuthoritySim> {
   const now = options.now ?? (() => new Date());
   const random = options.random ?? Math.random;
-  const behaviour: SimBehaviour = { latencyMs: settings.latencyMs, errorRate: settings.errorRate, outage: settings.outage };
-  const answers = new Map<string, StoredAnswer>();
-  const stats: SimStats = { requests: 0, registrations: 0, rejections: 0, maxConcurrent: 0, keys: {} };
-  let sequence = 0;
+  const behaviour: SimBehaviour = {
+    latencyMs: settings.latencyMs,
+    errorRate: settings.errorRate,
+    outage: settings.outage,
+    decisionDelayMs: settings.decisionDelayMs,
+  };
+  const byKey = new Map<string, Application>();
+  const byNumber = new Map<string, Application>();
+  const stats: SimStats = { requests: 0, statusRequests: 0, registrations: 0, rejections: 0, maxConcurrent: 0, keys: {} };
   let concurrent = 0;
 
   const app: FastifyInstance = Fastify({ logger: false, bodyLimit: 1_048_576 });
 
-  app.post(REGISTRATIONS_PATH, async (request, reply) => {
+  /** Latency, outage and injected errors, as every call of the Authority sees them; true when answered. */
+  async function disturbed(reply: FastifyReply): Promise<boolean> {
+    if (behaviour.latencyMs > 0) await sleep(behaviour.latencyMs);
+    if (behaviour.outage) {
+      void reply.code(503).send({ code: "UNAVAILABLE", message: "The Authority is down for maintenance." });
+      return true;
+    }
+    if (behaviour.errorRate > 0 && random() < behaviour.errorRate) {
+      void reply.code(500).send({ code: "INTERNAL", message: "Simulated failure." });
+      return true;
+    }
+    return false;
+  }
+
+  const counted = <T>(work: () => Promise<T>) => async () => {
     concurrent += 1;
     stats.maxConcurrent = Math.max(stats.maxConcurrent, concurrent);
     try {
-      return await register(request, reply);
+      return await work();
     } finally {
       concurrent -= 1;
     }
-  });
+  };
 
-  async function register(request: FastifyRequest, reply: FastifyReply) {
+  app.post(REGISTRATIONS_PATH, (request, reply) => counted(() => submit(request, reply))());
+  app.get(`${REGISTRATIONS_PATH}/:applicationNumber`, (request, reply) => counted(() => status(request, reply))());
+
+  async function submit(request: FastifyRequest, reply: FastifyReply) {
     stats.requests += 1;
     const key = request.headers[IDEMPOTENCY_KEY_HEADER];
     if (typeof key !== "string" || key.length === 0 || key.length > 255) {
       return reply.code(400).send({ code: "IDEMPOTENCY_KEY_REQUIRED", message: "Send an Idempotency-Key header (1–255 characters)." });
     }
-    const perKey = (stats.keys[key] ??= { requests: 0, registrations: 0, registrationNumber: null });
-    perKey.requests += 1;
-    if (behaviour.latencyMs > 0) await sleep(behaviour.latencyMs);
-    if (behaviour.outage) return reply.code(503).send({ code: "UNAVAILABLE", message: "The Authority is down for maintenance." });
-    if (behaviour.errorRate > 0 && random() < behaviour.errorRate) {
-      return reply.code(500).send({ code: "INTERNAL", message: "Simulated failure." });
-    }
-    const previous = answers.get(key);
-    if (previous) return reply.code(previous.status === 201 ? 200 : previous.status).header("idempotency-replayed", "true").send(previous.body);
+    const perKey = (stats.keys[key] ??= { submits: 0, statusRequests: 0, applicationNumber: null, registrationNumber: null });
+    perKey.submits += 1;
+    if (await disturbed(reply)) return reply;
+    const previous = byKey.get(key);
+    if (previous) return reply.code(200).header("idempotency-replayed", "true").send({ applicationNumber: previous.applicationNumber } satisfies ApplicationAccepted);
 
-    const body = request.body as Partial<Record<keyof RegistrationRequest, unknown>> | undefined;
-    const item = body?.request !== null && typeof body?.request === "object" ? (body.request as Record<string, unknown>) : {};
-    const reasons = rejectionReasons(item, now());
-    let answer: StoredAnswer;
+    // The syntax check of the first stage: a registration request must carry the item.
+    const body = request.body as Partial<RegistrationRequest> | undefined;
+    if (typeof body?.workType !== "string" || body.request === null || typeof body.request !== "object" || Array.isArray(body.request)) {
+      const rejected: RegistrationRejected = { code: "MALFORMED", message: "A registration request is {workType, request}.", reasons: [] };
+      return reply.code(422).send(rejected);
+    }
+    const application: Application = { key, applicationNumber: `RVDM-A-${randomCode()}`, submittedAt: now().getTime(), request: body.request };
+    byKey.set(key, application);
+    byNumber.set(application.applicationNumber, application);
+    perKey.applicationNumber = application.applicationNumber;
+    return reply.code(202).send({ applicationNumber: application.applicationNumber } satisfies ApplicationAccepted);
+  }
+
+  async function status(request: FastifyRequest, reply: FastifyReply) {
+    stats.statusRequests += 1;
+    const { applicationNumber } = request.params as { applicationNumber: string };
+    const application = byNumber.get(applicationNumber);
+    if (application) stats.keys[application.key]!.statusRequests += 1;
+    if (await disturbed(reply)) return reply;
+    if (!application) return reply.code(404).send({ code: "UNKNOWN_APPLICATION", message: `No application ${applicationNumber}.` });
+    return reply.code(200).send(decide(application));
+  }
+
+  /** Pending until the decision delay has passed; then decided once, by the rules, for good. */
+  function decide(application: Application): ApplicationStatus {
+    if (application.decision) return application.decision;
+    const at = now();
+    if (at.getTime() - application.submittedAt < behaviour.decisionDelayMs) return { status: "pending", applicationNumber: application.applicationNumber };
+    const reasons = rejectionReasons(application.request, new Date(application.submittedAt));
     if (reasons.length > 0) {
       stats.rejections += 1;
-      answer = { status: 422, body: { code: "REJECTED", message: "The Authority rejected the item.", reasons } };
+      application.decision = { status: "rejected", applicationNumber: application.applicationNumber, code: "REJECTED", message: "The Authority rejected the item.", reasons };
     } else {
-      sequence += 1;
       stats.registrations += 1;
-      perKey.registrations += 1;
-      const registeredAt = now();
-      const registrationNumber = `RVDM-${registeredAt.getUTCFullYear()}-${String(sequence).padStart(6, "0")}`;
-      perKey.registrationNumber = registrationNumber;
-      answer = { status: 201, body: { registrationNumber, registeredAt: registeredAt.toISOString() } };
+      const registrationNumber = `RVDM-${at.getUTCFullYear()}-${randomCode()}`;
+      stats.keys[application.key]!.registrationNumber = registrationNumber;
+      application.decision = {
+        status: "registered",
+        applicationNumber: application.applicationNumber,
+        registrationNumber,
+        registeredAt: at.toISOString(),
+      };
     }
-    answers.set(key, answer);
-    return reply.code(answer.status).send(answer.body);
+    return application.decision;
   }
 
   app.get("/_sim/stats", async () => stats);
@@ -113,9 +185,10 @@ export async function startAuthoritySim(settings: AuthoritySimSettings, options:
   app.post("/_sim/config", async (request, reply) => {
     const patch = (request.body ?? {}) as Partial<Record<keyof SimBehaviour, unknown>>;
     const problems: string[] = [];
-    if (patch.latencyMs !== undefined) {
-      if (Number.isInteger(patch.latencyMs) && (patch.latencyMs as number) >= 0) behaviour.latencyMs = patch.latencyMs as number;
-      else problems.push("latencyMs must be an integer ≥ 0");
+    for (const field of ["latencyMs", "decisionDelayMs"] as const) {
+      if (patch[field] === undefined) continue;
+      if (Number.isInteger(patch[field]) && (patch[field] as number) >= 0) behaviour[field] = patch[field] as number;
+      else problems.push(`${field} must be an integer ≥ 0`);
     }
     if (patch.errorRate !== undefined) {
       if (typeof patch.errorRate === "number" && patch.errorRate >= 0 && patch.errorRate <= 1) behaviour.errorRate = patch.errorRate;

@@ -2,17 +2,20 @@
  * The protocol the bot and the Authority speak, owned by neither side: the bot's adapters
  * (src/bot/) implement it and the simulator (src/authority-sim/) answers it.
  *
+ * Filing has two stages, as at the real Authority (SPEC §10): `submit` passes a syntax check
+ * only and answers at once with an application number; the decision (a registration number or
+ * the reasons for a rejection) comes later, from `status`.
+ *
  * Two layers:
- * - the adapter interface, how the bot hands one work item to the Authority. An adapter
- *   answers `accepted` or `rejected` (a business decision, final) and throws for everything
- *   else; whether a thrown error is worth retrying is a property of the error.
- * - the wire protocol of the Authority's registration endpoint, what the `http` adapter sends
- *   and the simulator serves.
+ * - the adapter interface, how the bot hands one work item to the Authority and asks how it
+ *   went. Answers are data; everything else is thrown, and whether a thrown error is worth
+ *   retrying is a property of the error.
+ * - the wire protocol, what the `http` adapter sends and the simulator serves.
  */
 import type { RetryableError } from "../lib/backoff.ts";
 
 export interface AuthoritySubmission {
-  /** The work item's id: the Authority deduplicates on it, so a resubmission registers nothing new. */
+  /** The work item's id: the Authority deduplicates on it, so a resubmission gets the first application number. */
   idempotencyKey: string;
   workType: string;
   /** The normalised request body the integrator submitted. */
@@ -24,34 +27,44 @@ export interface FieldReason {
   message: string;
 }
 
-export type AuthorityDecision =
-  | { kind: "accepted"; registrationNumber: string; registeredAt: string }
-  | { kind: "rejected"; message: string; reasons: FieldReason[] };
+/** The answer to `submit`. `rejected`: the syntax check failed; final. */
+export type SubmitAnswer = { kind: "accepted"; applicationNumber: string } | { kind: "rejected"; message: string; reasons: FieldReason[] };
+
+/** The answer to `status`. `unknown`: the Authority does not know the application number (any more). */
+export type StatusAnswer =
+  | { kind: "pending" }
+  | { kind: "registered"; registrationNumber: string; registeredAt: string }
+  | { kind: "rejected"; message: string; reasons: FieldReason[] }
+  | { kind: "unknown" };
 
 /** One way of reaching an Authority; a new work type's Authority means one new adapter in src/bot/. */
 export interface AuthorityAdapter {
   readonly name: string;
   /** Files one item. Throws `AuthorityUnavailableError` (retryable) or `AuthorityProtocolError` (not). */
-  submit(submission: AuthoritySubmission): Promise<AuthorityDecision>;
+  submit(submission: AuthoritySubmission): Promise<SubmitAnswer>;
+  /** Asks for the decision on a filed item. Throws as `submit` does. */
+  status(applicationNumber: string): Promise<StatusAnswer>;
   close(): Promise<void>;
 }
 
-/** Timeout, connection refused, 5xx, 429: the same call may well succeed later. */
+/** Timeout, connection refused, 5xx, 429, or an answer we cannot read: the same call may well succeed later. */
 export class AuthorityUnavailableError extends Error implements RetryableError {
   override name = "AuthorityUnavailableError";
   readonly retryable = true;
 }
 
-/** The Authority answered something we cannot use (an unexpected 4xx, a malformed body). */
+/** The Authority refused the call itself (an unexpected 4xx): calling again will not help. */
 export class AuthorityProtocolError extends Error implements RetryableError {
   override name = "AuthorityProtocolError";
   readonly retryable = false;
 }
 
 /**
- * The registration endpoint: `POST {AUTHORITY_URL}/v1/registrations` with header
- * `Idempotency-Key` and a `RegistrationRequest` body → 201 (or 200 on a replay)
- * `RegistrationAccepted`, or 422 `RegistrationRejected`.
+ * Submit: `POST {AUTHORITY_URL}/v1/registrations` with header `Idempotency-Key` and a
+ * `RegistrationRequest` body → 202 (or 200 on a replay) `ApplicationAccepted`, or 422
+ * `RegistrationRejected` when the body fails the syntax check.
+ * Status: `GET {AUTHORITY_URL}/v1/registrations/{applicationNumber}` → 200 `ApplicationStatus`,
+ * or 404 when the application number is unknown.
  */
 export const REGISTRATIONS_PATH = "/v1/registrations";
 
@@ -63,11 +76,14 @@ export interface RegistrationRequest {
   request: Record<string, unknown>;
 }
 
-export interface RegistrationAccepted {
-  registrationNumber: string;
-  /** ISO 8601. */
-  registeredAt: string;
+export interface ApplicationAccepted {
+  applicationNumber: string;
 }
+
+export type ApplicationStatus =
+  | { status: "pending"; applicationNumber: string }
+  | { status: "registered"; applicationNumber: string; registrationNumber: string; /** ISO 8601. */ registeredAt: string }
+  | { status: "rejected"; applicationNumber: string; code: string; message: string; reasons: FieldReason[] };
 
 export interface RegistrationRejected {
   code: string;

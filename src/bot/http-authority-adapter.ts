@@ -1,6 +1,11 @@
 /**
  * The `http` authority adapter: files items with an Authority over HTTP (undici), sending the
- * work item id as `Idempotency-Key`. The built-in simulator is reached through this same code.
+ * work item id as `Idempotency-Key`, and asks for decisions by application number. The
+ * built-in simulator is reached through this same code.
+ *
+ * What the Authority answers is checked before it is believed: a body that is not JSON, lacks
+ * a field or names an unknown status is a transient failure (the next call may be sound), and
+ * so is any 5xx, 408, 425 or 429.
  */
 import { Agent, request } from "undici";
 import {
@@ -8,11 +13,13 @@ import {
   AuthorityUnavailableError,
   IDEMPOTENCY_KEY_HEADER,
   REGISTRATIONS_PATH,
+  type ApplicationStatus,
   type AuthorityAdapter,
-  type AuthorityDecision,
   type AuthoritySubmission,
   type FieldReason,
   type RegistrationRequest,
+  type StatusAnswer,
+  type SubmitAnswer,
 } from "../authority/protocol.ts";
 
 export interface HttpAuthorityOptions {
@@ -25,55 +32,87 @@ export interface HttpAuthorityOptions {
 /** Statuses that say "not now" rather than "no". */
 const TRANSIENT_STATUS = new Set([408, 425, 429]);
 
+type Body = Record<string, unknown> | undefined;
+
 export function createHttpAuthorityAdapter(options: HttpAuthorityOptions): AuthorityAdapter {
   const url = `${options.baseUrl.replace(/\/+$/, "")}${REGISTRATIONS_PATH}`;
   const agent = new Agent({ connect: { timeout: options.timeoutMs }, keepAliveTimeout: 10_000 });
 
+  /** One call; transient trouble is thrown, any other answer returned with its parsed body. */
+  async function call(target: string, init: { method: "GET" | "POST"; headers?: Record<string, string>; body?: string }): Promise<{ status: number; body: Body }> {
+    let status: number;
+    let text: string;
+    try {
+      const response = await request(target, { ...init, dispatcher: agent, signal: AbortSignal.timeout(options.timeoutMs) });
+      status = response.statusCode;
+      text = await response.body.text();
+    } catch (error) {
+      throw new AuthorityUnavailableError(`the Authority did not answer: ${describe(error)}`, { cause: error });
+    }
+    if (status >= 500 || TRANSIENT_STATUS.has(status)) throw new AuthorityUnavailableError(`the Authority answered ${status}`);
+    return { status, body: parseJson(text) };
+  }
+
   return {
     name: "http",
-    async submit(submission: AuthoritySubmission): Promise<AuthorityDecision> {
-      let status: number;
-      let text: string;
-      try {
-        const response = await request(url, {
-          method: "POST",
-          dispatcher: agent,
-          headers: { "content-type": "application/json", [IDEMPOTENCY_KEY_HEADER]: submission.idempotencyKey },
-          body: JSON.stringify({ workType: submission.workType, request: submission.request } satisfies RegistrationRequest),
-          signal: AbortSignal.timeout(options.timeoutMs),
-        });
-        status = response.statusCode;
-        text = await response.body.text();
-      } catch (error) {
-        throw new AuthorityUnavailableError(`the Authority did not answer: ${describe(error)}`, { cause: error });
+
+    async submit(submission: AuthoritySubmission): Promise<SubmitAnswer> {
+      const payload: RegistrationRequest = { workType: submission.workType, request: submission.request };
+      const { status, body } = await call(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", [IDEMPOTENCY_KEY_HEADER]: submission.idempotencyKey },
+        body: JSON.stringify(payload),
+      });
+      if (status === 200 || status === 201 || status === 202) {
+        if (typeof body?.applicationNumber === "string" && body.applicationNumber.length > 0) return { kind: "accepted", applicationNumber: body.applicationNumber };
+        throw new AuthorityUnavailableError(`the Authority answered ${status} without an application number`);
       }
-      if (status >= 500 || TRANSIENT_STATUS.has(status)) {
-        throw new AuthorityUnavailableError(`the Authority answered ${status}`);
-      }
-      const body = parseJson(text);
-      if (status === 200 || status === 201) {
-        if (typeof body?.registrationNumber === "string" && typeof body.registeredAt === "string") {
-          return { kind: "accepted", registrationNumber: body.registrationNumber, registeredAt: new Date(body.registeredAt).toISOString() };
-        }
-        throw new AuthorityProtocolError(`the Authority answered ${status} without a registration`);
-      }
-      if (status === 422) {
-        return {
-          kind: "rejected",
-          message: typeof body?.message === "string" ? body.message : "The Authority rejected the item.",
-          reasons: Array.isArray(body?.reasons) ? body.reasons.filter(isFieldReason) : [],
-        };
-      }
-      throw new AuthorityProtocolError(`the Authority answered ${status}${typeof body?.message === "string" ? `: ${body.message}` : ""}`);
+      if (status === 422) return rejected(body);
+      throw refused(status, body);
     },
+
+    async status(applicationNumber: string): Promise<StatusAnswer> {
+      const { status, body } = await call(`${url}/${encodeURIComponent(applicationNumber)}`, { method: "GET" });
+      if (status === 404) return { kind: "unknown" };
+      if (status !== 200) throw refused(status, body);
+      const answer = body as Partial<ApplicationStatus> | undefined;
+      switch (answer?.status) {
+        case "pending":
+          return { kind: "pending" };
+        case "registered": {
+          const registeredAt = typeof answer.registeredAt === "string" ? Date.parse(answer.registeredAt) : NaN;
+          if (typeof answer.registrationNumber === "string" && answer.registrationNumber.length > 0 && Number.isFinite(registeredAt)) {
+            return { kind: "registered", registrationNumber: answer.registrationNumber, registeredAt: new Date(registeredAt).toISOString() };
+          }
+          throw new AuthorityUnavailableError("the Authority answered registered without a registration number and time");
+        }
+        case "rejected":
+          return rejected(body);
+        default:
+          throw new AuthorityUnavailableError(`the Authority answered an unknown status ${JSON.stringify(answer?.status ?? null).slice(0, 100)}`);
+      }
+    },
+
     close: () => agent.close(),
   };
 }
 
-function parseJson(text: string): Record<string, unknown> | undefined {
+function rejected(body: Body): { kind: "rejected"; message: string; reasons: FieldReason[] } {
+  return {
+    kind: "rejected",
+    message: typeof body?.message === "string" ? body.message : "The Authority rejected the item.",
+    reasons: Array.isArray(body?.reasons) ? body.reasons.filter(isFieldReason) : [],
+  };
+}
+
+/** Any other 4xx: the Authority refuses the call itself, and will again. */
+const refused = (status: number, body: Body) =>
+  new AuthorityProtocolError(`the Authority answered ${status}${typeof body?.message === "string" ? `: ${body.message.slice(0, 200)}` : ""}`);
+
+function parseJson(text: string): Body {
   try {
     const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === "object" ? (value as Record<string, unknown>) : undefined;
+    return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
   }

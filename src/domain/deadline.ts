@@ -123,9 +123,14 @@ function isWorkingDay(day: CalendarDay, country: string): boolean {
   return weekday !== 0 && weekday !== 6 && !publicHolidays(country, day.year).has(isoDay(day));
 }
 
-/** `deadlineAt` for a transport on `exportDate` (an ISO 8601 instant), as an ISO 8601 UTC instant. */
+/** An ISO 8601 date-time as an instant; one without an offset is UTC (SPEC §11.5), not local time as Date.parse would read it. */
+export function utcInstant(dateTime: string): number {
+  return Date.parse(/(Z|[+-]\d\d:?\d\d)$/i.test(dateTime) ? dateTime : `${dateTime}Z`);
+}
+
+/** `deadlineAt` for a transport on `exportDate` (an ISO 8601 date-time), as an ISO 8601 UTC instant. */
 export function deadlineFor(exportDate: string, rule: DeadlineRule): string {
-  const day = calendarDayIn(Date.parse(exportDate), rule.timeZone);
+  const day = calendarDayIn(utcInstant(exportDate), rule.timeZone);
   const key = `deadline/${rule.timeZone}/${rule.workingDays}/${rule.holidays}/${rule.cutoff}/${isoDay(day)}`;
   return remember(key, () => workOutDeadline(day, rule));
 }

@@ -26,8 +26,18 @@ const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null
 const Timestamp = (description: string) => Type.String({ format: "date-time", description, examples: ["2026-11-21T14:03:12.000Z"] });
 
 export const WorkItemStatus = Type.Union(
-  [Type.Literal("New"), Type.Literal("InProgress"), Type.Literal("Successful"), Type.Literal("Failed"), Type.Literal("Cancelled")],
-  { description: "New → InProgress → Successful | Failed; New → Cancelled", examples: ["New"] },
+  [
+    Type.Literal("New"),
+    Type.Literal("InProgress"),
+    Type.Literal("Submitted"),
+    Type.Literal("Successful"),
+    Type.Literal("Failed"),
+    Type.Literal("Cancelled"),
+  ],
+  {
+    description: "New → InProgress → Submitted (filed, the Authority's decision pending) → Successful | Failed; New → Cancelled",
+    examples: ["New"],
+  },
 );
 export type WorkItemStatus = Static<typeof WorkItemStatus>;
 
@@ -70,6 +80,17 @@ export const WorkItemError = Type.Object(
 );
 export type WorkItemError = Static<typeof WorkItemError>;
 
+export const AuthorityProgress = Type.Object(
+  {
+    applicationNumber: Nullable(Type.String({ description: "the Authority's number for the filed request", examples: ["RVDM-A-7Q2M9K4XWD"] })),
+    registrationNumber: Nullable(Type.String({ description: "the registration, once the Authority accepted it", examples: ["RVDM-2026-4KX9QZ1M0P"] })),
+    submittedAt: Nullable(Timestamp("when the Authority received the request")),
+    decidedAt: Nullable(Timestamp("when the Authority's decision was learned")),
+  },
+  { title: "AuthorityProgress", description: "where the item stands at the Authority; each field null until known" },
+);
+export type AuthorityProgress = Static<typeof AuthorityProgress>;
+
 /** Examples for the OpenAPI document: what the reference page shows as response bodies. */
 const EXAMPLE_WORK_ITEM = {
   workItemId: 4711,
@@ -88,9 +109,16 @@ const EXAMPLE_WORK_ITEM = {
     receiverChamberOfCommerceNo: { sendValue: "87654321" },
     plannedLoad: 31.5,
   },
-  result: { registrationNumber: "RVDM-2026-000123", registeredAt: "2026-11-21T14:04:02.000Z" },
+  result: { registrationNumber: "RVDM-2026-4KX9QZ1M0P", registeredAt: "2026-11-21T14:04:02.000Z" },
   error: null,
   attempts: 0,
+  authority: {
+    applicationNumber: "RVDM-A-7Q2M9K4XWD",
+    registrationNumber: "RVDM-2026-4KX9QZ1M0P",
+    submittedAt: "2026-11-21T14:04:01.000Z",
+    decidedAt: "2026-11-21T14:04:02.000Z",
+  },
+  deadlineAt: "2026-11-27T11:00:00.000Z",
   createdAt: "2026-11-21T14:03:12.000Z",
   updatedAt: "2026-11-21T14:04:02.000Z",
   completedAt: "2026-11-21T14:04:02.000Z",
@@ -109,6 +137,10 @@ export const WorkItemView = Type.Object(
     result: Nullable(WorkItemResult),
     error: Nullable(WorkItemError),
     attempts: Type.Integer({ minimum: 0, description: "transient failures so far", examples: [0] }),
+    authority: AuthorityProgress,
+    deadlineAt: Nullable(
+      Timestamp("by when the Authority wants the request: working days before exportDate, before the cutoff (SPEC §10); null for items stored before deadlines were kept"),
+    ),
     createdAt: Timestamp("when the item was accepted"),
     updatedAt: Timestamp("when the item last changed"),
     completedAt: Nullable(Timestamp("when the item reached a terminal status")),
@@ -120,6 +152,7 @@ export type WorkItemView = Static<typeof WorkItemView>;
 export const WorkBatchCounts = Type.Object({
   new: Type.Integer({ minimum: 0 }),
   inProgress: Type.Integer({ minimum: 0 }),
+  submitted: Type.Integer({ minimum: 0 }),
   successful: Type.Integer({ minimum: 0 }),
   failed: Type.Integer({ minimum: 0 }),
   cancelled: Type.Integer({ minimum: 0 }),
@@ -147,7 +180,7 @@ export const WorkBatchView = Type.Object(
         createdAt: "2026-11-21T14:00:00.000Z",
         closedAt: "2026-11-21T14:04:00.000Z",
         completedAt: null,
-        counts: { new: 0, inProgress: 1, successful: 40, failed: 2, cancelled: 1 },
+        counts: { new: 0, inProgress: 1, submitted: 3, successful: 40, failed: 2, cancelled: 1 },
       },
     ],
   },
@@ -167,11 +200,12 @@ export const WorkItemPage = Type.Object(
 );
 export type WorkItemPage = Static<typeof WorkItemPage>;
 
-export const emptyCounts = (): WorkBatchCounts => ({ new: 0, inProgress: 0, successful: 0, failed: 0, cancelled: 0 });
+export const emptyCounts = (): WorkBatchCounts => ({ new: 0, inProgress: 0, submitted: 0, successful: 0, failed: 0, cancelled: 0 });
 
 const countKeyByStatus: Record<WorkItemStatus, keyof WorkBatchCounts> = {
   New: "new",
   InProgress: "inProgress",
+  Submitted: "submitted",
   Successful: "successful",
   Failed: "failed",
   Cancelled: "cancelled",

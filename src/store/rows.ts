@@ -5,7 +5,7 @@
  */
 import type { WorkBatchCounts, WorkBatchStatus, WorkBatchView, WorkItemStatus, WorkItemView } from "../domain/views.ts";
 import { countKeyFor, emptyCounts } from "../domain/views.ts";
-import type { ApiKeyRecord, ClaimedBatch, Company, DueItem, WebhookDelivery, WebhookEventType } from "./store.ts";
+import type { ApiKeyRecord, ClaimedBatch, Company, DueItem, ItemToPoll, WebhookDelivery, WebhookEventType } from "./store.ts";
 
 type Timestamp = string | Date;
 type Json = string | Record<string, unknown>;
@@ -31,6 +31,11 @@ export interface WorkItemRow {
   created_at: Timestamp;
   updated_at: Timestamp;
   completed_at: Timestamp | null;
+  application_number: string | null;
+  registration_number: string | null;
+  submitted_at: Timestamp | null;
+  decided_at: Timestamp | null;
+  deadline_at: Timestamp | null;
 }
 
 export function toWorkItemView(row: WorkItemRow): WorkItemView {
@@ -46,6 +51,13 @@ export function toWorkItemView(row: WorkItemRow): WorkItemView {
     result: parsed(row.result),
     error: parsed(row.error),
     attempts: row.attempts,
+    authority: {
+      applicationNumber: row.application_number,
+      registrationNumber: row.registration_number,
+      submittedAt: isoOrNull(row.submitted_at),
+      decidedAt: isoOrNull(row.decided_at),
+    },
+    deadlineAt: isoOrNull(row.deadline_at),
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
     completedAt: isoOrNull(row.completed_at),
@@ -129,6 +141,7 @@ export interface DueItemRow {
   work_type: string;
   request: Json;
   attempts: number;
+  deadline_at: Timestamp | null;
 }
 
 export const toDueItem = (row: DueItemRow): DueItem => ({
@@ -138,6 +151,23 @@ export const toDueItem = (row: DueItemRow): DueItem => ({
   workType: row.work_type,
   request: parsed<Record<string, unknown>>(row.request) ?? {},
   attempts: row.attempts,
+  deadlineAt: isoOrNull(row.deadline_at),
+});
+
+export interface ItemToPollRow {
+  company_id: Id;
+  work_batch_id: Id;
+  work_item_id: Id;
+  application_number: string;
+  polls: number;
+}
+
+export const toItemToPoll = (row: ItemToPollRow): ItemToPoll => ({
+  companyId: Number(row.company_id),
+  workBatchId: Number(row.work_batch_id),
+  workItemId: Number(row.work_item_id),
+  applicationNumber: row.application_number,
+  polls: row.polls,
 });
 
 export interface OutboxRow {

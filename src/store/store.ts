@@ -56,6 +56,8 @@ export interface NewWorkItem {
   request: Record<string, unknown>;
   /** Items per batch before the open one is closed and a new one opens. */
   batchMaxItems: number;
+  /** By when the Authority wants it (SPEC §10), worked out from exportDate by the API; none when absent. */
+  deadlineAt?: string | null;
   idempotency?: { key: string; requestHash: string; retentionSeconds: number };
 }
 
@@ -70,6 +72,8 @@ export interface ListWorkItemsQuery {
   status?: WorkItemStatus;
   customerReference?: string;
   workBatchId?: number;
+  /** Only items whose filing deadline is before this instant (ISO 8601, UTC). */
+  deadlineBefore?: string;
   /** Keyset: only items with a smaller id (newest first). */
   beforeWorkItemId?: number;
   limit: number;
@@ -93,15 +97,48 @@ export interface DueItem {
   request: Record<string, unknown>;
   /** Transient failures so far. */
   attempts: number;
+  deadlineAt: string | null;
 }
 
-/** What the bot records for one item after talking to the authority. */
+/** A Submitted item whose next status request is due. */
+export interface ItemToPoll {
+  companyId: number;
+  workBatchId: number;
+  workItemId: number;
+  applicationNumber: string;
+  /** Status requests made so far. */
+  polls: number;
+}
+
+/**
+ * What the bot records for one item after talking to the authority. From InProgress:
+ * submitted, retried, or (rejected at submit, or out of attempts) failed. From Submitted:
+ * pending, succeeded or failed.
+ */
 export type ItemOutcome =
+  /** Filed: Submitted with the application number; the first status request is due at `nextPollAt`. */
+  | { kind: "submitted"; applicationNumber: string; submittedAt: string; nextPollAt: string }
+  /**
+   * Still undecided after a status request (pending, or a transient failure in `lastError`):
+   * polls + 1, the next at `nextPollAt`. The first of these emits `workitem.submitted`.
+   */
+  | { kind: "pending"; nextPollAt: string; lastError: string | null }
+  /** Registered: Successful with the result; decided_at = now. */
   | { kind: "succeeded"; result: WorkItemResult }
-  /** `transient`: the last of too many transient failures, so `attempts` + 1 as well. */
-  | { kind: "failed"; error: WorkItemError; transient?: boolean; lastError?: string }
-  /** Transient: back to New, attempts + 1, not before `nextAttemptAt`. */
+  /**
+   * `decided`: the Authority rejected it (decided_at = now). `transient`: the last of too many
+   * transient failures, so `attempts` + 1 as well.
+   */
+  | { kind: "failed"; error: WorkItemError; decided?: boolean; transient?: boolean; lastError?: string }
+  /** Transient at submit: back to New, attempts + 1, not before `nextAttemptAt`. */
   | { kind: "retried"; nextAttemptAt: string; lastError: string };
+
+/** The shared circuit breaker in front of an authority (SPEC §10). */
+export interface AuthorityBreaker {
+  state: "closed" | "open" | "halfOpen";
+  /** open: when one probe may go; halfOpen: when the probe's turn ends. */
+  until: string | null;
+}
 
 export type CancelOutcome =
   | { kind: "cancelled"; item: WorkItemView }
@@ -112,7 +149,7 @@ export type CancelOutcome =
 /** `pending`: items wait for a retry, the lease is released until the earliest is due. */
 export type FinishBatchOutcome = "completed" | "pending" | "leaseLost";
 
-export type WebhookEventType = "workitem.succeeded" | "workitem.failed";
+export type WebhookEventType = "workitem.submitted" | "workitem.succeeded" | "workitem.failed" | "workitem.deadline_at_risk";
 
 /** One outbox row claimed by a dispatcher. */
 export interface WebhookDelivery {
@@ -171,11 +208,11 @@ export interface Store {
 
   // The bot (SPEC §5), company by company.
   /**
-   * The companies the bot has work for at `dueBefore` (the run's start), in company order:
-   * `openBatch` when one of its Open batches holds at least one item (cancelled ones count) and
-   * is to be closed; otherwise it has a batch to claim.
+   * The companies with unfinished batches, in company order: `openBatch` when one of its Open
+   * batches holds at least one item (cancelled ones count) and is to be closed. The others have
+   * a Closed or Processing batch, which may or may not be due to claim.
    */
-  companiesWithBotWork(dueBefore: string): Promise<Array<{ companyId: number; openBatch: boolean }>>;
+  companiesWithBotWork(): Promise<Array<{ companyId: number; openBatch: boolean }>>;
   /** The company's Open batches holding at least one item → Closed, closed_at = now. Returns how many. */
   closeOpenBatches(companyId: number, now: string): Promise<number>;
   /**
@@ -188,29 +225,56 @@ export interface Store {
   claimBatch(input: { companyId: number; owner: string; dueBefore: string; leaseExpiresAt: string }): Promise<ClaimedBatch | undefined>;
   /**
    * In one transaction: renews the lease to `leaseExpiresAt` (only while `batch.leaseOwner`
-   * still holds the batch, else returns undefined = lease lost), then marks up to `limit` items of the batch InProgress and
-   * returns them, oldest first: items New with next_attempt_at NULL or ≤ dueBefore, and items
-   * already InProgress (left by a worker that died; they are re-submitted with the same
-   * idempotency key).
+   * still holds the batch, else returns undefined = lease lost), then marks up to `limit` items
+   * of the batch InProgress and returns them, earliest deadline first: items New with
+   * next_attempt_at NULL or ≤ dueBefore, and items already InProgress (left by a worker that
+   * died; they are re-submitted with the same idempotency key).
    */
   takeDueItems(batch: ClaimedBatch, input: { now: string; dueBefore: string; limit: number; leaseExpiresAt: string }): Promise<DueItem[] | undefined>;
   /**
-   * In one transaction: renews the lease to `leaseExpiresAt` (fenced as above), moves the InProgress item to its
-   * outcome (Successful: result, completed_at; Failed: error, completed_at, attempts + 1 when
-   * `transient`; retried: New, attempts + 1, next_attempt_at, last_error), and, when the item
-   * reached Successful/Failed and has a webhook_url, inserts its `webhook_outbox` row (event id
-   * `msg_<random>`, status Pending, next_attempt_at = now). False when the lease was lost or the
-   * item is not InProgress; then nothing changed.
+   * Renews the lease (fenced as above; undefined = lease lost) and returns up to `limit` of the
+   * batch's Submitted items whose next status request is due by `dueBefore`, with ids above
+   * `afterWorkItemId`, in id order.
+   */
+  submittedItemsDue(
+    batch: ClaimedBatch,
+    input: { dueBefore: string; afterWorkItemId: number; limit: number; leaseExpiresAt: string },
+  ): Promise<ItemToPoll[] | undefined>;
+  /**
+   * In one transaction: renews the lease to `leaseExpiresAt` (fenced as above), moves the item
+   * to its outcome (see ItemOutcome), and inserts the event's `webhook_outbox` row when the item
+   * has a webhook_url (event id `msg_<random>`, status Pending, next_attempt_at = now): for
+   * Successful, Failed and the first pending. False when the lease was lost or the item is not
+   * in the state the outcome comes from; then nothing changed.
    */
   recordItemOutcome(batch: ClaimedBatch, workItemId: number, outcome: ItemOutcome, input: { now: string; leaseExpiresAt: string }): Promise<boolean>;
   /**
-   * Ends a run's work on a batch it holds. No item New or InProgress left → Completed
+   * Items of the company, still New or InProgress, whose deadline is at or before
+   * `riskBefore` and that were not flagged yet: flagged now, each emitting
+   * `workitem.deadline_at_risk` (SPEC §10) once. Returns how many.
+   */
+  flagDeadlinesAtRisk(companyId: number, input: { riskBefore: string; now: string }): Promise<number>;
+  /**
+   * Ends a run's work on a batch it holds. No item New, InProgress or Submitted left → Completed
    * (completed_at = now, lease cleared). Otherwise → lease released, still Processing, with
    * next_run_at = the earliest next_attempt_at of its waiting items (now for items without
    * one) and last_error = `lastError` (null when not given). `leaseLost` (nothing changed) when
    * `batch.leaseOwner` no longer holds it.
    */
   finishBatch(batch: ClaimedBatch, input: { now: string; lastError?: string }): Promise<FinishBatchOutcome>;
+
+  // The shared circuit breaker in front of each authority (not tenant data).
+  /** The breaker's state; `closed` when it never opened. */
+  getAuthorityBreaker(authority: string): Promise<AuthorityBreaker>;
+  /** → open until `until` (one probe may go then). */
+  openAuthorityBreaker(authority: string, input: { until: string; now: string }): Promise<void>;
+  /**
+   * open with `until` passed, or halfOpen with its probe's turn over → halfOpen held by `owner`
+   * until `until`. True only for the one caller that gets to probe.
+   */
+  claimAuthorityBreakerProbe(authority: string, input: { owner: string; until: string; now: string }): Promise<boolean>;
+  /** → closed. */
+  closeAuthorityBreaker(authority: string, now: string): Promise<void>;
 
   // Webhooks (SPEC §6).
   /**

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
 import { ISO_3166_1_ALPHA_2 } from "../../src/authority-sim/iso-3166-1-alpha-2.ts";
 import { rejectionReasons } from "../../src/authority-sim/rules.ts";
-import { startAuthoritySim, type AuthoritySim, type SimStats } from "../../src/authority-sim/server.ts";
+import { startAuthoritySim, type AuthoritySim } from "../../src/authority-sim/server.ts";
 import { parseLine, startScript, stopAll } from "../helpers/processes.ts";
 import { validWorkItem } from "../helpers/test-app.ts";
 import { waitUntil } from "../helpers/waiting.ts";
@@ -40,50 +40,92 @@ describe("simulator over HTTP", { timeout: 30_000 }, () => {
       body: JSON.stringify({ workType: "AuthorityRvdm", request }),
     });
 
-  test("deduplicates on the Idempotency-Key: the same key gets the same answer and is registered once", async () => {
-    sim = await startAuthoritySim({ host: "127.0.0.1", port: 0, latencyMs: 0, errorRate: 0, outage: false });
+  const status = (applicationNumber: string) => fetch(`${sim.url}/v1/registrations/${encodeURIComponent(applicationNumber)}`);
+  const submitted = async (key: string, request?: Record<string, unknown>) => {
+    const response = await register(key, request);
+    assert.ok(response.status === 202 || response.status === 200, `submit answered ${response.status}`);
+    return ((await response.json()) as { applicationNumber: string }).applicationNumber;
+  };
+
+  test("submit answers an application number at once; the same key gets the same one, counted per key", async () => {
+    sim = await startAuthoritySim({ host: "127.0.0.1", port: 0, latencyMs: 0, errorRate: 0, outage: false, decisionDelayMs: 0 });
     try {
       assert.equal((await register(undefined)).status, 400);
       const first = await register("item-1");
-      assert.equal(first.status, 201);
-      const registration = (await first.json()) as { registrationNumber: string; registeredAt: string };
+      assert.equal(first.status, 202);
+      const { applicationNumber } = (await first.json()) as { applicationNumber: string };
+      assert.match(applicationNumber, /^RVDM-A-[0-9A-Z]{10}$/);
       const replay = await register("item-1");
       assert.equal(replay.status, 200);
       assert.equal(replay.headers.get("idempotency-replayed"), "true");
-      assert.deepEqual(await replay.json(), registration);
-      const rejected = await register("item-2", validWorkItem({ destinationCountry: { sendValue: "XX" } }));
-      assert.equal(rejected.status, 422);
-      const { reasons } = (await rejected.json()) as { reasons: Array<{ field: string }> };
-      assert.deepEqual(reasons.map((r) => r.field), ["destinationCountry"]);
-      assert.equal((await register("item-2")).status, 422, "a rejection is replayed too, even with another body");
-      const other = (await (await register("item-3")).json()) as { registrationNumber: string };
-      assert.notEqual(other.registrationNumber, registration.registrationNumber);
+      assert.deepEqual(await replay.json(), { applicationNumber });
+      assert.notEqual(await submitted("item-3"), applicationNumber);
+      const malformed = await fetch(`${sim.url}/v1/registrations`, { method: "POST", headers: { "content-type": "application/json", "idempotency-key": "m" }, body: "{}" });
+      assert.equal(malformed.status, 422, "the syntax check of the first stage");
+      assert.equal((await status("RVDM-A-NOSUCHNUMB")).status, 404);
+      const stats = sim.stats();
+      assert.deepEqual(stats.keys["item-1"], { submits: 2, statusRequests: 0, applicationNumber, registrationNumber: null });
+    } finally {
+      await sim.close();
+    }
+  });
 
-      const stats = (await (await fetch(`${sim.url}/_sim/stats`)).json()) as SimStats;
-      assert.equal(stats.registrations, 2);
+  test("the decision comes from status: pending until the decision delay passed, then the §5 rules, once for good", async () => {
+    sim = await startAuthoritySim({ host: "127.0.0.1", port: 0, latencyMs: 0, errorRate: 0, outage: false, decisionDelayMs: 300 });
+    try {
+      const good = await submitted("good");
+      const bad = await submitted("bad", validWorkItem({ destinationCountry: { sendValue: "XX" } }));
+      assert.deepEqual(await (await status(good)).json(), { status: "pending", applicationNumber: good });
+      await new Promise((resolve) => setTimeout(resolve, 320));
+      const registered = (await (await status(good)).json()) as { status: string; registrationNumber: string; registeredAt: string };
+      assert.equal(registered.status, "registered");
+      assert.match(registered.registrationNumber, /^RVDM-\d{4}-[0-9A-Z]{10}$/);
+      assert.deepEqual(await (await status(good)).json(), registered, "decided once");
+      const rejected = (await (await status(bad)).json()) as { status: string; reasons: Array<{ field: string }> };
+      assert.equal(rejected.status, "rejected");
+      assert.deepEqual(rejected.reasons.map((reason) => reason.field), ["destinationCountry"]);
+      const stats = sim.stats();
+      assert.equal(stats.registrations, 1);
       assert.equal(stats.rejections, 1);
-      assert.deepEqual(stats.keys["item-1"], { requests: 2, registrations: 1, registrationNumber: registration.registrationNumber });
-      assert.deepEqual(stats.keys["item-2"], { requests: 2, registrations: 0, registrationNumber: null });
+      assert.deepEqual(stats.keys.good, { submits: 1, statusRequests: 3, applicationNumber: good, registrationNumber: registered.registrationNumber });
+    } finally {
+      await sim.close();
+    }
+  });
+
+  test("numbers are unique across simulator restarts; a restarted simulator no longer knows earlier applications", async () => {
+    const settings = { host: "127.0.0.1", port: 0, latencyMs: 0, errorRate: 0, outage: false, decisionDelayMs: 0 };
+    sim = await startAuthoritySim(settings);
+    const before = await submitted("same-key");
+    const registration = ((await (await status(before)).json()) as { registrationNumber: string }).registrationNumber;
+    await sim.close();
+    sim = await startAuthoritySim(settings);
+    try {
+      assert.equal((await status(before)).status, 404);
+      const after = await submitted("same-key");
+      assert.notEqual(after, before);
+      assert.notEqual(((await (await status(after)).json()) as { registrationNumber: string }).registrationNumber, registration);
     } finally {
       await sim.close();
     }
   });
 
   test("switches: outage, error rate and latency, changed at run time through POST /_sim/config", async () => {
-    sim = await startAuthoritySim({ host: "127.0.0.1", port: 0, latencyMs: 0, errorRate: 0, outage: true });
+    sim = await startAuthoritySim({ host: "127.0.0.1", port: 0, latencyMs: 0, errorRate: 0, outage: true, decisionDelayMs: 0 });
     const config = (patch: unknown) => fetch(`${sim.url}/_sim/config`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(patch) });
     try {
       assert.equal((await register("a")).status, 503);
-      assert.deepEqual(await (await config({ outage: false, errorRate: 1 })).json(), { latencyMs: 0, errorRate: 1, outage: false });
+      assert.deepEqual(await (await config({ outage: false, errorRate: 1 })).json(), { latencyMs: 0, errorRate: 1, outage: false, decisionDelayMs: 0 });
       assert.equal((await register("a")).status, 500);
-      assert.equal(sim.stats().registrations, 0, "a failed call registers nothing");
-      await config({ errorRate: 0, latencyMs: 150 });
+      assert.equal(sim.stats().keys.a?.applicationNumber, null, "a failed call files nothing");
+      await config({ errorRate: 0, latencyMs: 150, decisionDelayMs: 10 });
       const started = Date.now();
-      assert.equal((await register("a")).status, 201);
+      assert.equal((await register("a")).status, 202);
       assert.ok(Date.now() - started >= 140);
-      const bad = await config({ latencyMs: -1, errorRate: 2, outage: "yes" });
+      assert.equal(sim.behaviour.decisionDelayMs, 10);
+      const bad = await config({ latencyMs: -1, errorRate: 2, outage: "yes", decisionDelayMs: 1.5 });
       assert.equal(bad.status, 400);
-      assert.match(((await bad.json()) as { message: string }).message, /latencyMs.*errorRate.*outage/);
+      assert.match(((await bad.json()) as { message: string }).message, /latencyMs.*decisionDelayMs.*errorRate.*outage/);
     } finally {
       await sim.close();
     }
@@ -94,7 +136,7 @@ test("`npm run authority-sim` runs it as its own process, configured by flags", 
   const sim = startScript("src/authority-sim/main.ts", ["--port", "0", "--outage", "--latency-ms", "5"], {});
   try {
     const line = await waitUntil("the simulator's address line", () => sim.lines.map(parseLine).find((entry) => typeof entry?.url === "string"), 20_000);
-    assert.deepEqual({ ...line, url: "" }, { url: "", latencyMs: 5, errorRate: 0, outage: true });
+    assert.deepEqual({ ...line, url: "" }, { url: "", latencyMs: 5, errorRate: 0, outage: true, decisionDelayMs: 0 });
     const response = await fetch(`${line.url}/v1/registrations`, { method: "POST", headers: { "content-type": "application/json", "idempotency-key": "k" }, body: "{}" });
     assert.equal(response.status, 503);
   } finally {

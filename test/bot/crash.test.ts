@@ -1,92 +1,130 @@
 /**
- * Crash test with real processes, per backend (PostgreSQL in a fresh schema): a `bot run-once`
- * process is SIGKILLed mid-batch; while its lease lasts nobody else touches the batch; after it
- * expires a `ROLE=worker` process finishes the batch, and the simulator saw every item
- * registered exactly once.
+ * Crash tests with real processes, per backend (PostgreSQL in a fresh schema): a `bot run-once`
+ * process is SIGKILLed while it submits, and another while it polls; while its lease lasts nobody
+ * else touches the batch; after it expires a `ROLE=worker` process finishes the batch, and the
+ * simulator's per-key counts show every item filed (one application, one registration) once.
  */
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import { createKey } from "../../src/admin/admin.ts";
-import { startAuthoritySim } from "../../src/authority-sim/server.ts";
+import { startAuthoritySim, type AuthoritySim } from "../../src/authority-sim/server.ts";
 import type { WorkBatchView, WorkItemView } from "../../src/domain/views.ts";
 import { openStore } from "../../src/store/open-store.ts";
-import { availableBackends } from "../helpers/backends.ts";
+import type { Store } from "../../src/store/store.ts";
+import { availableBackends, type Backend } from "../helpers/backends.ts";
 import { runCli, startCli, startServer, stopAll } from "../helpers/processes.ts";
 import { TEST_JWT_SECRET, validWorkItem } from "../helpers/test-app.ts";
 import { waitUntil } from "../helpers/waiting.ts";
 
 after(() => stopAll());
 
-for (const backend of await availableBackends()) {
-  test(`[${backend.name}] a worker killed mid-batch loses its lease; another finishes the batch; each item registered exactly once`, { timeout: 90_000 }, async () => {
-    const sim = await startAuthoritySim({ host: "127.0.0.1", port: 0, latencyMs: 400, errorRate: 0, outage: false });
-    const db = await backend.create();
-    const store = await openStore(db.location);
-    try {
-      const tenant = await createKey(store, { companyId: 9 });
-      const env = { DATABASE_URL: db.databaseUrl, JWT_SECRET: TEST_JWT_SECRET, AUTHORITY_URL: sim.url, BOT_LEASE_SECONDS: "8", AUTHORITY_TIMEOUT_MS: "3000", BOT_CONCURRENCY: "2" };
-      const api = await startServer({ ...env, ROLE: "api" });
-      const call = async <T>(method: string, path: string, body?: unknown, token?: string): Promise<T> => {
-        const response = await fetch(`${api.baseUrl}${path}`, {
-          method,
-          headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        });
-        assert.equal(response.status, 200, `${method} ${path}`);
-        return (await response.json()) as T;
-      };
-      const { bearerToken } = await call<{ bearerToken: string }>("POST", "/api/Login/Authenticate", { apiKey: tenant.apiKey, secret: tenant.secret });
-      const keys: Array<{ workBatchId: number; workItemId: number }> = [];
-      for (let i = 0; i < 12; i++) keys.push(await call("POST", "/api/AuthorityRvdm/AddWorkItemCreate", validWorkItem({ customerReference: `crash-${i}` }), bearerToken));
-      const batchId = keys[0]!.workBatchId;
-      assert.ok(keys.every((k) => k.workBatchId === batchId));
+interface Rig {
+  sim: AuthoritySim;
+  store: Store;
+  env: Record<string, string>;
+  keys: Array<{ workBatchId: number; workItemId: number }>;
+  batchView(): Promise<WorkBatchView>;
+}
 
-      const doomed = startCli(["bot", "run-once", "--json"], env);
-      await waitUntil("the first worker to be mid-batch", () => sim.stats().requests >= 5, 30_000, 5);
+/** A simulator, a fresh store, an API process, and 12 items added through it into one batch. */
+async function withRig(backend: Backend, sim: { latencyMs: number; decisionDelayMs: number }, extraEnv: Record<string, string>, body: (rig: Rig) => Promise<void>): Promise<void> {
+  const authority = await startAuthoritySim({ host: "127.0.0.1", port: 0, errorRate: 0, outage: false, ...sim });
+  const db = await backend.create();
+  const store = await openStore(db.location);
+  try {
+    const tenant = await createKey(store, { companyId: 9 });
+    const env = { DATABASE_URL: db.databaseUrl, JWT_SECRET: TEST_JWT_SECRET, AUTHORITY_URL: authority.url, BOT_LEASE_SECONDS: "8", AUTHORITY_TIMEOUT_MS: "3000", BOT_CONCURRENCY: "2", ...extraEnv };
+    const api = await startServer({ ...env, ROLE: "api" });
+    const call = async <T>(method: string, path: string, body?: unknown, token?: string): Promise<T> => {
+      const response = await fetch(`${api.baseUrl}${path}`, {
+        method,
+        headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      assert.equal(response.status, 200, `${method} ${path}`);
+      return (await response.json()) as T;
+    };
+    const { bearerToken } = await call<{ bearerToken: string }>("POST", "/api/Login/Authenticate", { apiKey: tenant.apiKey, secret: tenant.secret });
+    const keys: Array<{ workBatchId: number; workItemId: number }> = [];
+    for (let i = 0; i < 12; i++) keys.push(await call("POST", "/api/AuthorityRvdm/AddWorkItemCreate", validWorkItem({ customerReference: `crash-${i}` }), bearerToken));
+    assert.ok(keys.every((k) => k.workBatchId === keys[0]!.workBatchId));
+    await body({ sim: authority, store, env, keys, batchView: () => call<WorkBatchView>("GET", `/api/AuthorityRvdm/WorkBatch/${keys[0]!.workBatchId}`, undefined, bearerToken) });
+  } finally {
+    await stopAll();
+    await store.close();
+    await authority.close();
+    await db.cleanup();
+  }
+}
+
+/** The killed worker's lease holds; then a ROLE=worker process finishes the batch and stops cleanly. */
+async function finishWithAnotherWorker(rig: Rig): Promise<WorkBatchView> {
+  const blocked = await runCli(["bot", "run-once", "--json"], rig.env);
+  assert.equal(blocked.code, 0, blocked.stderr);
+  assert.deepEqual(JSON.parse(blocked.stdout), { batches: 0, submitted: 0, succeeded: 0, failed: 0, retried: 0 }, "nobody touches the batch while the lease holds");
+  const worker = await startServer({ ...rig.env, ROLE: "worker", BOT_SCHEDULE: "* * * * * *" });
+  const done = await waitUntil(
+    "the batch to complete",
+    async () => {
+      const batch = await rig.batchView();
+      return batch.status === "Completed" ? batch : undefined;
+    },
+    45_000,
+    200,
+  );
+  assert.equal((await worker.stop()).code, 0, "the worker shuts down cleanly on SIGTERM");
+  assert.deepEqual(done.counts, { new: 0, inProgress: 0, submitted: 0, successful: 12, failed: 0, cancelled: 0 });
+  return done;
+}
+
+/** Each item was filed once: one application, one registration, and the store holds the authority's numbers. */
+async function assertFiledOnce(rig: Rig): Promise<void> {
+  const stats = rig.sim.stats();
+  assert.equal(stats.registrations, 12, "twelve registrations for twelve items");
+  for (const key of rig.keys) {
+    const perKey = stats.keys[String(key.workItemId)];
+    assert.ok(perKey?.applicationNumber && perKey.registrationNumber, `item ${key.workItemId} registered`);
+    const item = (await rig.store.getWorkItem(9, key.workItemId)) as WorkItemView;
+    assert.equal(item.status, "Successful");
+    assert.equal(item.authority.applicationNumber, perKey.applicationNumber, "the one application the authority made for this key");
+    assert.equal(item.result?.registrationNumber, perKey.registrationNumber);
+  }
+}
+
+for (const backend of await availableBackends()) {
+  test(`[${backend.name}] killed between submit and recording the application number: resubmitted under the same key, one application each`, { timeout: 90_000 }, () =>
+    withRig(backend, { latencyMs: 400, decisionDelayMs: 0 }, {}, async (rig) => {
+      const doomed = startCli(["bot", "run-once", "--json"], rig.env);
+      await waitUntil("the first worker to be mid-batch", () => rig.sim.stats().requests >= 5, 30_000, 5);
       await doomed.kill();
       assert.equal(await doomed.exited, null, "killed by signal");
-      const batchAfterKill = await call<WorkBatchView>("GET", `/api/AuthorityRvdm/WorkBatch/${batchId}`, undefined, bearerToken);
-      assert.equal(batchAfterKill.status, "Processing");
-      assert.ok(batchAfterKill.counts.inProgress >= 1, "the dead worker left items InProgress");
-      assert.ok(batchAfterKill.counts.successful < 12);
+      const afterKill = await rig.batchView();
+      assert.equal(afterKill.status, "Processing");
+      assert.ok(afterKill.counts.inProgress >= 1, "the dead worker left items InProgress, their submit sent but its answer not recorded");
 
-      // The lease still holds: another worker finds nothing to claim.
-      const blocked = await runCli(["bot", "run-once", "--json"], env);
-      assert.equal(blocked.code, 0, blocked.stderr);
-      assert.deepEqual(JSON.parse(blocked.stdout), { batches: 0, succeeded: 0, failed: 0, retried: 0 });
-
-      const worker = await startServer({ ...env, ROLE: "worker", BOT_SCHEDULE: "* * * * * *" });
-      const done = await waitUntil(
-        "the batch to complete",
-        async () => {
-          const batch = await call<WorkBatchView>("GET", `/api/AuthorityRvdm/WorkBatch/${batchId}`, undefined, bearerToken);
-          return batch.status === "Completed" ? batch : undefined;
-        },
-        45_000,
-        200,
-      );
-      assert.equal((await worker.stop()).code, 0, "the worker shuts down cleanly on SIGTERM");
-      await api.stop();
-      assert.deepEqual(done.counts, { new: 0, inProgress: 0, successful: 12, failed: 0, cancelled: 0 });
-
-      const stats = sim.stats();
-      assert.equal(stats.registrations, 12, "twelve registrations for twelve items");
-      for (const key of keys) {
-        const perKey = stats.keys[String(key.workItemId)];
-        assert.equal(perKey?.registrations, 1, `item ${key.workItemId} registered once`);
-        const item = await store.getWorkItem(9, key.workItemId);
-        assert.equal(item?.status, "Successful");
-        assert.equal((item as WorkItemView).result?.registrationNumber, perKey?.registrationNumber);
-      }
+      await finishWithAnotherWorker(rig);
+      await assertFiledOnce(rig);
       assert.ok(
-        Object.values(stats.keys).some((k) => k.requests >= 2),
-        "an item in flight when the worker died was submitted again, and the authority deduplicated it",
+        Object.values(rig.sim.stats().keys).some((k) => k.submits >= 2),
+        "an item in flight when the worker died was submitted again, and the authority answered with the same application",
       );
-    } finally {
-      await stopAll();
-      await store.close();
-      await sim.close();
-      await db.cleanup();
-    }
-  });
+    }));
+
+  test(`[${backend.name}] killed while polling: Submitted items are only asked about again, never submitted twice`, { timeout: 90_000 }, () =>
+    withRig(backend, { latencyMs: 150, decisionDelayMs: 2500 }, { BOT_POLL_SECONDS: "1" }, async (rig) => {
+      const doomed = startCli(["bot", "run-once", "--json"], rig.env);
+      await waitUntil("the first worker to be polling", () => rig.sim.stats().statusRequests >= 3, 30_000, 5);
+      await doomed.kill();
+      assert.equal(await doomed.exited, null, "killed by signal");
+      const afterKill = await rig.batchView();
+      assert.equal(afterKill.status, "Processing");
+      assert.equal(afterKill.counts.submitted, 12, "every item was Submitted before the polls began");
+
+      await finishWithAnotherWorker(rig);
+      await assertFiledOnce(rig);
+      for (const [key, perKey] of Object.entries(rig.sim.stats().keys)) {
+        assert.equal(perKey.submits, 1, `item ${key} submitted once`);
+        assert.ok(perKey.statusRequests >= 1);
+      }
+    }));
 }

@@ -19,7 +19,7 @@ test("a run that throws never stops the schedule; stop() waits for the run in fl
       await sleep(300);
       running -= 1;
       finished += 1;
-      return { batches: 0, succeeded: 0, failed: 0, retried: 0 };
+      return { batches: 0, submitted: 0, succeeded: 0, failed: 0, retried: 0 };
     },
   });
   try {

@@ -126,24 +126,27 @@ const COUNT_ROWS = `SELECT (SELECT COUNT(*) FROM companies) AS companies, (SELEC
   (SELECT COUNT(*) FROM work_batches) AS work_batches, (SELECT COUNT(*) FROM work_items) AS work_items,
   (SELECT COUNT(*) FROM idempotency_keys) AS idempotency_keys`;
 
-export async function countRows(location: StoreLocation): Promise<RowCounts> {
-  let row: Record<string, number | string>;
+/** Rows of a query run past the store, on its own connection (tests look at what was stored). */
+export async function queryRows<R extends Record<string, unknown>>(location: StoreLocation, sql: string, params: unknown[] = []): Promise<R[]> {
   if (location.kind === "sqlite") {
     const db = new Database(location.path, { readonly: true });
     try {
-      row = db.prepare(COUNT_ROWS).get() as Record<string, number>;
+      return db.prepare(sql.replace(/\$\d+/g, "?")).all(...params) as R[];
     } finally {
       db.close();
     }
-  } else {
-    const client = new pg.Client({ connectionString: location.url });
-    await client.connect();
-    try {
-      row = (await client.query<Record<string, string>>(COUNT_ROWS)).rows[0]!;
-    } finally {
-      await client.end();
-    }
   }
+  const client = new pg.Client({ connectionString: location.url });
+  await client.connect();
+  try {
+    return (await client.query<R>(sql, params)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+export async function countRows(location: StoreLocation): Promise<RowCounts> {
+  const row = (await queryRows<Record<string, number | string>>(location, COUNT_ROWS))[0]!;
   return {
     companies: Number(row.companies),
     apiKeys: Number(row.api_keys),

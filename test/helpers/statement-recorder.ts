@@ -4,7 +4,7 @@
  * The store itself is not touched: this watches what reaches the databases.
  *
  * Not tenant statements, and so left out (besides the tests' own connections): transaction control, migrations and their lock, the
- * isolation check, the readiness ping, and the process-wide signing key. Statements that look
+ * isolation check, the readiness ping, the process-wide signing key, and the authority's circuit breaker. Statements that look
  * across companies (admin-only ones, and the first step of a sweep) must still name company_id,
  * and are listed by name; every other statement must filter by it (`company_id = …`).
  */
@@ -23,6 +23,8 @@ const NOT_TENANT_DATA = [
   /^\s*(CREATE|ALTER|DROP)\s/i,
   /^SELECT 1;?$/,
   /signing_secrets/,
+  // The circuit breaker guards the authority for every company at once (SPEC §10).
+  /authority_breakers/,
   /^PRAGMA\b/i,
 ];
 

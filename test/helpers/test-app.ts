@@ -4,7 +4,7 @@ import { buildApp } from "../../src/app.ts";
 import { createKey, type CreatedKey } from "../../src/admin/admin.ts";
 import { loadConfig, type Config } from "../../src/config.ts";
 import type { Store } from "../../src/store/store.ts";
-import { countRows, openFreshStore, type Backend, type RowCounts } from "./backends.ts";
+import { countRows, openFreshStore, queryRows, type Backend, type RowCounts } from "./backends.ts";
 
 export const TEST_JWT_SECRET = "test-secret-test-secret-test-secret-0123456789";
 
@@ -19,6 +19,10 @@ export interface TestApp {
   databaseUrl: string;
   /** Row totals across all companies, read past the store (see backends.ts). */
   countRows(): Promise<RowCounts>;
+  /** Rows of a query run past the store ($1… parameters on both backends). */
+  query<R extends Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R[]>;
+  /** The webhook events stored for an item, oldest first, read past the store. */
+  outboxEvents(workItemId: number): Promise<string[]>;
   /** Creates a company with an API key and logs in through the real route. */
   tenant(companyId: number): Promise<Tenant>;
   close(): Promise<void>;
@@ -35,6 +39,13 @@ export async function createTestApp(backend: Backend, env: Record<string, string
     config,
     databaseUrl: fresh.databaseUrl,
     countRows: () => countRows(fresh.location),
+    query: (sql, params) => queryRows(fresh.location, sql, params),
+    outboxEvents: async (workItemId) =>
+      (
+        await queryRows<{ event_type: string }>(fresh.location, "SELECT event_type FROM webhook_outbox WHERE work_item_id = $1 ORDER BY created_at, event_type", [
+          workItemId,
+        ])
+      ).map((row) => row.event_type),
     async tenant(companyId) {
       const key = await createKey(fresh.store, { companyId });
       const response = await app.inject({ method: "POST", url: "/api/Login/Authenticate", payload: { apiKey: key.apiKey, secret: key.secret } });

@@ -110,7 +110,7 @@ for (const backend of await availableBackends()) {
     });
 
     test("addWorkItem stores a New item in the Open batch; reads are scoped by company", async () => {
-      const key = created(await store.addWorkItem(newItem(5, { customerReference: "first", documentReference: "D", webhookUrl: "https://example.org/h" })));
+      const key = created(await store.addWorkItem(newItem(5, { customerReference: "first", documentReference: "D", webhookUrl: "https://example.org/h", deadlineAt: "2026-12-23T11:00:00.000Z" })));
       const item = await twin.getWorkItem(5, key.workItemId);
       assert.deepEqual({ ...item, createdAt: "", updatedAt: "" }, {
         workItemId: key.workItemId,
@@ -124,6 +124,8 @@ for (const backend of await availableBackends()) {
         result: null,
         error: null,
         attempts: 0,
+        authority: { applicationNumber: null, registrationNumber: null, submittedAt: null, decidedAt: null },
+        deadlineAt: "2026-12-23T11:00:00.000Z",
         createdAt: "",
         updatedAt: "",
         completedAt: null,
@@ -134,7 +136,7 @@ for (const backend of await availableBackends()) {
       assert.equal(batch?.status, "Open");
       assert.equal(batch?.closedAt, null);
       assert.match(batch!.createdAt, ISO);
-      assert.deepEqual(batch?.counts, { new: 1, inProgress: 0, successful: 0, failed: 0, cancelled: 0 });
+      assert.deepEqual(batch?.counts, { new: 1, inProgress: 0, submitted: 0, successful: 0, failed: 0, cancelled: 0 });
       assert.equal(await store.getWorkItem(6, key.workItemId), undefined, "another company's item is not found");
       assert.equal(await store.getWorkBatch(6, key.workBatchId), undefined, "another company's batch is not found");
       assert.deepEqual(await store.listWorkItems(6, { limit: 10 }), []);

@@ -16,9 +16,10 @@ recordStoreStatements();
 
 const at = (seconds: number) => new Date(Date.UTC(2026, 10, 21, 12, 0, seconds)).toISOString();
 
-async function addItems(store: Store, companyId: number, count: number, webhookUrl: string | null = null) {
+async function addItems(store: Store, companyId: number, count: number, webhookUrl: string | null = null, deadlines: string[] = []) {
   const keys = [];
   for (let i = 0; i < count; i++) {
+    const deadlineAt = deadlines[i];
     const outcome = await store.addWorkItem({
       companyId,
       workType: WORK_TYPE_AUTHORITY_RVDM,
@@ -27,6 +28,7 @@ async function addItems(store: Store, companyId: number, count: number, webhookU
       webhookUrl,
       request: validWorkItem(),
       batchMaxItems: 1000,
+      ...(deadlineAt ? { deadlineAt } : {}),
     });
     assert.equal(outcome.kind, "created");
     if (outcome.kind === "created") keys.push(outcome.key);
@@ -63,7 +65,7 @@ for (const backend of await availableBackends()) {
       assert.equal(closed.kind, "conflict");
       assert.equal(closed.kind === "conflict" && closed.batchStatus, "Closed");
       assert.equal((await store.getWorkItem(1, b!.workItemId))?.status, "New");
-      assert.deepEqual((await store.getWorkBatch(1, a!.workBatchId))?.counts, { new: 1, inProgress: 0, successful: 0, failed: 0, cancelled: 1 });
+      assert.deepEqual((await store.getWorkBatch(1, a!.workBatchId))?.counts, { new: 1, inProgress: 0, submitted: 0, successful: 0, failed: 0, cancelled: 1 });
     }));
 
     test("listWorkItems by status follows items through every batch state, newest first, with a cursor", () => withStore(backend, async (store) => {
@@ -161,7 +163,7 @@ for (const backend of await availableBackends()) {
       assert.equal((await store.getWorkItem(2, keys[2]!.workItemId))?.attempts, 2);
       assert.equal(await store.finishBatch(third!, { now: at(93) }), "completed");
       const batch = await store.getWorkBatch(2, first.workBatchId);
-      assert.deepEqual([batch?.status, batch?.completedAt, batch?.counts], ["Completed", at(93), { new: 0, inProgress: 0, successful: 1, failed: 2, cancelled: 0 }]);
+      assert.deepEqual([batch?.status, batch?.completedAt, batch?.counts], ["Completed", at(93), { new: 0, inProgress: 0, submitted: 0, successful: 1, failed: 2, cancelled: 0 }]);
 
       // Each terminal item with a webhook URL left exactly one outbox row; the retry left none.
       const deliveries = await claimDueDeliveries(store, { owner: "d1", now: at(100), leaseExpiresAt: at(160), limit: 50 });
@@ -173,6 +175,83 @@ for (const backend of await availableBackends()) {
       assert.ok(deliveries.every((d) => /^msg_[0-9a-f]{32}$/.test(d.eventId) && d.url === "https://hooks.example/x" && d.attempts === 0));
     }));
 
+    test("two stages: earliest deadline first, Submitted until decided, workitem.submitted on the first pending answer only", () => withStore(backend, async (store) => {
+      const keys = await addItems(store, 4, 3, "https://hooks.example/x", [at(300), at(100), at(200)]);
+      const ids = keys.map((k) => k.workItemId);
+      await closeOpenBatches(store, at(1));
+      const batch = (await claimNextBatch(store, { owner: "w1", dueBefore: at(1), leaseExpiresAt: at(60) }))!;
+      const due = await store.takeDueItems(batch, { now: at(2), dueBefore: at(1), limit: 9, leaseExpiresAt: at(60) });
+      assert.deepEqual(due?.map((i) => i.workItemId), [ids[1], ids[2], ids[0]], "earliest deadline first");
+      assert.deepEqual(due?.map((i) => i.deadlineAt), [at(100), at(200), at(300)]);
+
+      const lease = { leaseExpiresAt: at(60) };
+      for (const [index, id] of ids.entries()) {
+        const submitted = { kind: "submitted" as const, applicationNumber: `RVDM-A-${index}`, submittedAt: at(3), nextPollAt: at(3) };
+        assert.equal(await store.recordItemOutcome(batch, id!, submitted, { now: at(3), ...lease }), true);
+      }
+      const view = await store.getWorkItem(4, ids[0]!);
+      assert.deepEqual([view?.status, view?.authority], ["Submitted", { applicationNumber: "RVDM-A-0", registrationNumber: null, submittedAt: at(3), decidedAt: null }]);
+
+      const toPoll = await store.submittedItemsDue(batch, { dueBefore: at(4), afterWorkItemId: 0, limit: 2, ...lease });
+      assert.deepEqual(toPoll?.map((i) => [i.workItemId, i.applicationNumber, i.polls]), [[ids[0], "RVDM-A-0", 0], [ids[1], "RVDM-A-1", 0]], "a page in id order");
+      const rest = await store.submittedItemsDue(batch, { dueBefore: at(4), afterWorkItemId: ids[1]!, limit: 2, ...lease });
+      assert.deepEqual(rest?.map((i) => i.workItemId), [ids[2]]);
+
+      // Item 0: pending twice, then registered. Item 1: rejected. Item 2: stays pending.
+      assert.equal(await store.recordItemOutcome(batch, ids[0]!, { kind: "pending", nextPollAt: at(10), lastError: null }, { now: at(5), ...lease }), true);
+      assert.deepEqual(await store.submittedItemsDue(batch, { dueBefore: at(9), afterWorkItemId: ids[0]! - 1, limit: 1, ...lease }).then((r) => r?.map((i) => i.workItemId)), [ids[1]], "not due before its next poll");
+      assert.equal(await store.recordItemOutcome(batch, ids[0]!, { kind: "pending", nextPollAt: at(20), lastError: "AuthorityUnavailableError: 503" }, { now: at(11), ...lease }), true);
+      const result = { registrationNumber: "RVDM-2026-X", registeredAt: at(21) };
+      assert.equal(await store.recordItemOutcome(batch, ids[0]!, { kind: "succeeded", result }, { now: at(21), ...lease }), true);
+      const rejected = { code: "AUTHORITY_REJECTED", message: "no", details: [{ field: "exportDate", message: "in the past" }] };
+      assert.equal(await store.recordItemOutcome(batch, ids[1]!, { kind: "failed", decided: true, error: rejected }, { now: at(6), ...lease }), true);
+      assert.equal(await store.recordItemOutcome(batch, ids[2]!, { kind: "pending", nextPollAt: at(40), lastError: null }, { now: at(6), ...lease }), true);
+
+      const registered = await store.getWorkItem(4, ids[0]!);
+      assert.deepEqual([registered?.status, registered?.result, registered?.authority], ["Successful", result, { applicationNumber: "RVDM-A-0", registrationNumber: "RVDM-2026-X", submittedAt: at(3), decidedAt: at(21) }]);
+      const failed = await store.getWorkItem(4, ids[1]!);
+      assert.deepEqual([failed?.status, failed?.authority.applicationNumber, failed?.authority.decidedAt, failed?.attempts], ["Failed", "RVDM-A-1", at(6), 0]);
+
+      assert.equal(await store.finishBatch(batch, { now: at(22) }), "pending", "an item still Submitted keeps the batch open");
+      assert.equal((await store.getWorkBatch(4, batch.workBatchId))?.counts.submitted, 1);
+      assert.equal(await claimNextBatch(store, { owner: "w2", dueBefore: at(39), leaseExpiresAt: at(99) }), undefined, "nothing due until its next poll");
+      const again = (await claimNextBatch(store, { owner: "w2", dueBefore: at(40), leaseExpiresAt: at(99) }))!;
+      assert.equal(await store.recordItemOutcome(again, ids[2]!, { kind: "succeeded", result }, { now: at(41), leaseExpiresAt: at(99) }), true);
+      assert.equal(await store.finishBatch(again, { now: at(42) }), "completed");
+
+      const events = await claimDueDeliveries(store, { owner: "d", now: at(50), leaseExpiresAt: at(99), limit: 20 });
+      const byItem = (id: number) => events.filter((e) => e.workItemId === id).map((e) => e.eventType).sort();
+      assert.deepEqual(byItem(ids[0]!), ["workitem.submitted", "workitem.succeeded"], "one submitted event, however many pending answers");
+      assert.deepEqual(byItem(ids[1]!), ["workitem.failed"], "decided at the first question: no submitted event");
+      assert.deepEqual(byItem(ids[2]!), ["workitem.submitted", "workitem.succeeded"]);
+    }));
+
+    test("flagDeadlinesAtRisk flags each New or InProgress item once, only in its company and only when its deadline is near", () => withStore(backend, async (store) => {
+      const mine = await addItems(store, 5, 3, "https://hooks.example/x", [at(100), at(500), at(50)]);
+      const theirs = await addItems(store, 6, 1, "https://hooks.example/y", [at(100)]);
+      assert.equal(await store.flagDeadlinesAtRisk(5, { riskBefore: at(100), now: at(1) }), 2);
+      assert.equal(await store.flagDeadlinesAtRisk(5, { riskBefore: at(200), now: at(2) }), 0, "once");
+      assert.equal(await store.flagDeadlinesAtRisk(5, { riskBefore: at(500), now: at(3) }), 1);
+      const events = await claimDueDeliveries(store, { owner: "d", now: at(10), leaseExpiresAt: at(99), limit: 20 });
+      assert.deepEqual(events.map((e) => [e.workItemId, e.eventType]).sort(), mine.map((k) => [k.workItemId, "workitem.deadline_at_risk"]).sort());
+      assert.ok(!events.some((e) => e.workItemId === theirs[0]!.workItemId), "another company's item is its own sweep's business");
+    }));
+
+    test("the authority breaker: closed until opened, one probe claim wins, and closing resets it", () => withStore(backend, async (store) => {
+      assert.deepEqual(await store.getAuthorityBreaker("sim"), { state: "closed", until: null });
+      await store.openAuthorityBreaker("sim", { until: at(60), now: at(0) });
+      assert.deepEqual(await store.getAuthorityBreaker("sim"), { state: "open", until: at(60) });
+      assert.deepEqual(await store.getAuthorityBreaker("other"), { state: "closed", until: null }, "one breaker per authority");
+      assert.equal(await store.claimAuthorityBreakerProbe("sim", { owner: "a", until: at(70), now: at(59) }), false, "not before it is due");
+      const claims = await Promise.all(["a", "b", "c"].map((owner) => store.claimAuthorityBreakerProbe("sim", { owner, until: at(70), now: at(60) })));
+      assert.deepEqual(claims.filter(Boolean).length, 1, "one probe");
+      assert.deepEqual(await store.getAuthorityBreaker("sim"), { state: "halfOpen", until: at(70) });
+      assert.equal(await store.claimAuthorityBreakerProbe("sim", { owner: "b", until: at(80), now: at(71) }), true, "a probe whose turn ran out is given to another");
+      await store.closeAuthorityBreaker("sim", at(72));
+      assert.deepEqual(await store.getAuthorityBreaker("sim"), { state: "closed", until: null });
+      assert.equal(await store.claimAuthorityBreakerProbe("sim", { owner: "a", until: at(90), now: at(73) }), false, "no probe while closed");
+    }));
+
     test("a batch whose items are all cancelled is closed and completes", () => withStore(backend, async (store) => {
       const [only] = await addItems(store, 3, 1);
       await store.cancelWorkItem(3, only!.workItemId, at(200));
@@ -181,7 +260,7 @@ for (const backend of await availableBackends()) {
       assert.equal(claimed?.companyId, 3);
       assert.deepEqual(await store.takeDueItems(claimed!, { now: at(202), dueBefore: at(201), limit: 5, leaseExpiresAt: at(260) }), []);
       assert.equal(await store.finishBatch(claimed!, { now: at(203) }), "completed");
-      assert.deepEqual((await store.getWorkBatch(3, only!.workBatchId))?.counts, { new: 0, inProgress: 0, successful: 0, failed: 0, cancelled: 1 });
+      assert.deepEqual((await store.getWorkBatch(3, only!.workBatchId))?.counts, { new: 0, inProgress: 0, submitted: 0, successful: 0, failed: 0, cancelled: 1 });
     }));
 
     test("closeOpenBatches closes each company's Open batch once; a new item then opens a new batch", () => withStore(backend, async (store) => {

@@ -12,6 +12,7 @@ import { createDispatcher } from "../../src/webhooks/dispatcher.ts";
 import { availableBackends } from "../helpers/backends.ts";
 import { bearer, createTestApp, problem, validWorkItem } from "../helpers/test-app.ts";
 import { startReceiver } from "../helpers/webhook-receiver.ts";
+import { createAuthorityGate } from "../../src/bot/authority-gate.ts";
 
 /** The brief's table: each must be refused at intake and at delivery. */
 const REFUSED_TARGETS = (port: string) => [
@@ -109,7 +110,7 @@ for (const backend of await availableBackends()) {
     test("with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true intake accepts them; the dispatcher without it refuses each at delivery and records it", async () => {
       const receiver = await startReceiver(() => 200);
       const t = await createTestApp(backend, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", WEBHOOK_TIMEOUT_MS: "1000" });
-      const sim = await startAuthoritySim({ host: "127.0.0.1", port: 0, latencyMs: 0, errorRate: 0, outage: false });
+      const sim = await startAuthoritySim({ host: "127.0.0.1", port: 0, latencyMs: 0, errorRate: 0, outage: false, decisionDelayMs: 0 });
       const adapter = createHttpAuthorityAdapter({ baseUrl: sim.url, timeoutMs: 2000 });
       try {
         const tenant = await t.tenant(22);
@@ -120,7 +121,7 @@ for (const backend of await availableBackends()) {
           assert.equal(response.statusCode, 200, `${url}: ${response.body}`);
           ids.set(response.json().workItemId, url);
         }
-        assert.equal((await runBotOnce({ store: t.store, adapter, config: t.config, owner: "bot" })).succeeded, targets.length);
+        assert.equal((await runBotOnce({ store: t.store, gate: createAuthorityGate({ store: t.store, adapter, config: t.config, owner: "bot" }), config: t.config, owner: "bot" })).succeeded, targets.length);
 
         // At delivery the flag is off, and rebinding.test now "resolves" to the metadata address.
         const dispatcher = createDispatcher({

@@ -16,6 +16,7 @@ import { availableBackends, type Backend } from "../helpers/backends.ts";
 import { bearer, createTestApp, validWorkItem, type TestApp, type Tenant } from "../helpers/test-app.ts";
 import { waitUntil } from "../helpers/waiting.ts";
 import { startReceiver, type Answer, type Receiver } from "../helpers/webhook-receiver.ts";
+import { createAuthorityGate } from "../../src/bot/authority-gate.ts";
 
 interface Setup {
   t: TestApp;
@@ -31,7 +32,7 @@ const BASE_ENV = { WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", WEBHOOK_RETRY_BASE_MS
 
 async function withWebhooks(backend: Backend, env: Record<string, string>, answer: (index: number) => Answer, body: (s: Setup) => Promise<void>) {
   const t = await createTestApp(backend, { ...BASE_ENV, ...env });
-  const sim = await startAuthoritySim({ host: "127.0.0.1", port: 0, latencyMs: 0, errorRate: 0, outage: false });
+  const sim = await startAuthoritySim({ host: "127.0.0.1", port: 0, latencyMs: 0, errorRate: 0, outage: false, decisionDelayMs: 0 });
   const adapter = createHttpAuthorityAdapter({ baseUrl: sim.url, timeoutMs: 2000 });
   const receiver = await startReceiver(answer);
   const started: Dispatcher[] = [];
@@ -49,7 +50,7 @@ async function withWebhooks(backend: Backend, env: Record<string, string>, answe
           payload: { ...item, webhookUrl: url },
         });
         assert.equal(response.statusCode, 200, response.body);
-        await runBotOnce({ store: t.store, adapter, config: t.config, owner: "bot" });
+        await runBotOnce({ store: t.store, gate: createAuthorityGate({ store: t.store, adapter, config: t.config, owner: "bot" }), config: t.config, owner: "bot" });
         return (await t.app.inject({ method: "GET", url: `/api/AuthorityRvdm/WorkItem/${response.json().workItemId}`, headers: bearer(tenant.token) })).json();
       },
       dispatcher(overrides = {}) {

@@ -1,28 +1,74 @@
 /**
- * The bot's operations (SPEC §5): close and claim batches company by company, take due items,
- * record each outcome with its webhook outbox row, finish the batch.
+ * The bot's operations (SPEC §5, §10): close and claim batches company by company, take due
+ * items, find the submitted ones to ask about, record each outcome with its webhook outbox row,
+ * flag deadlines at risk, finish the batch; and the circuit breaker shared by every process.
  *
  * Every write after a claim is fenced by the batch lease: it renews the lease first, in the
  * same transaction, and changes nothing when another worker holds the batch now. On PostgreSQL
  * that renewal (an UPDATE of the batch row) also holds the batch until commit.
  */
 import { randomUUID } from "node:crypto";
-import type { DatabasePort, Queryable } from "../port.ts";
-import { toClaimedBatch, toDueItem, type ClaimedBatchRow, type DueItemRow } from "../rows.ts";
-import type { ClaimedBatch, ItemOutcome, Store, WebhookEventType } from "../store.ts";
+import type { DatabasePort, Queryable, Statement } from "../port.ts";
+import { isoOrNull, toClaimedBatch, toDueItem, toItemToPoll, type ClaimedBatchRow, type DueItemRow, type ItemToPollRow } from "../rows.ts";
+import type { AuthorityBreaker, ClaimedBatch, DueItem, ItemOutcome, Store, WebhookEventType } from "../store.ts";
 import { SQL } from "./sql.ts";
 
-type BotOperations = Pick<Store, "companiesWithBotWork" | "closeOpenBatches" | "claimBatch" | "takeDueItems" | "recordItemOutcome" | "finishBatch">;
+type BotOperations = Pick<
+  Store,
+  | "companiesWithBotWork"
+  | "closeOpenBatches"
+  | "claimBatch"
+  | "takeDueItems"
+  | "submittedItemsDue"
+  | "recordItemOutcome"
+  | "flagDeadlinesAtRisk"
+  | "finishBatch"
+  | "getAuthorityBreaker"
+  | "openAuthorityBreaker"
+  | "claimAuthorityBreakerProbe"
+  | "closeAuthorityBreaker"
+>;
 
-const EVENT_TYPE: Partial<Record<ItemOutcome["kind"], WebhookEventType>> = { succeeded: "workitem.succeeded", failed: "workitem.failed" };
+/** The event an outcome emits; `pending` only for the item's first status request (SPEC §10). */
+function eventOf(outcome: ItemOutcome, pollsBefore: number): WebhookEventType | undefined {
+  switch (outcome.kind) {
+    case "succeeded":
+      return "workitem.succeeded";
+    case "failed":
+      return "workitem.failed";
+    case "pending":
+      return pollsBefore === 0 ? "workitem.submitted" : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** The statement and values that move an item to `outcome`; each RETURNING webhook_url and polls. */
+function outcomeUpdate(key: unknown[], outcome: ItemOutcome, now: string): [Statement, unknown[]] {
+  switch (outcome.kind) {
+    case "submitted":
+      return [SQL.itemSubmitted, [...key, outcome.applicationNumber, outcome.submittedAt, outcome.nextPollAt, now]];
+    case "pending":
+      return [SQL.itemPending, [...key, outcome.nextPollAt, outcome.lastError, now]];
+    case "succeeded":
+      return [SQL.itemSucceeded, [...key, JSON.stringify(outcome.result), outcome.result.registrationNumber, now]];
+    case "failed":
+      return [
+        SQL.itemFailed,
+        [...key, JSON.stringify(outcome.error), outcome.transient ? 1 : 0, outcome.decided ? now : null, outcome.lastError ?? null, now],
+      ];
+    case "retried":
+      return [SQL.itemRetried, [...key, outcome.nextAttemptAt, outcome.lastError, now]];
+  }
+}
 
 /** The webhook id of an event (`msg_` + 32 hex), as Standard Webhooks suggests. */
 const newEventId = () => `msg_${randomUUID().replace(/-/g, "")}`;
 
 export function botOperations(db: DatabasePort): BotOperations {
   return {
-    async companiesWithBotWork(dueBefore) {
-      const rows = await db.all<{ company_id: number | string; open_batch: number | string }>(SQL.companiesWithBotWork, [dueBefore]);
+    async companiesWithBotWork() {
+      const rows = await db.all<{ company_id: number | string; open_batch: number | string }>(SQL.companiesWithBotWork);
       return rows.map((row) => ({ companyId: Number(row.company_id), openBatch: Number(row.open_batch) === 1 }));
     },
 
@@ -39,32 +85,41 @@ export function botOperations(db: DatabasePort): BotOperations {
       return db.transaction(async (tx) => {
         if (!(await renewLease(tx, batch, leaseExpiresAt))) return undefined;
         const rows = await tx.all<DueItemRow>(SQL.markItemsInProgress, [batch.companyId, batch.workBatchId, now, dueBefore, limit]);
-        return rows.map(toDueItem).sort((a, b) => a.workItemId - b.workItemId);
+        return rows.map(toDueItem).sort(earliestDeadlineFirst);
+      });
+    },
+
+    submittedItemsDue(batch, { dueBefore, afterWorkItemId, limit, leaseExpiresAt }) {
+      return db.transaction(async (tx) => {
+        if (!(await renewLease(tx, batch, leaseExpiresAt))) return undefined;
+        const rows = await tx.all<ItemToPollRow>(SQL.submittedItemsDue, [batch.companyId, batch.workBatchId, dueBefore, afterWorkItemId, limit]);
+        return rows.map(toItemToPoll);
       });
     },
 
     recordItemOutcome(batch, workItemId, outcome, { now, leaseExpiresAt }) {
       return db.transaction(async (tx) => {
         if (!(await renewLease(tx, batch, leaseExpiresAt))) return false;
-        const key = [batch.companyId, batch.workBatchId, workItemId];
-        let changed: { webhook_url: string | null } | undefined;
-        switch (outcome.kind) {
-          case "succeeded":
-            changed = await tx.one(SQL.itemSucceeded, [...key, JSON.stringify(outcome.result), now]);
-            break;
-          case "failed":
-            changed = await tx.one(SQL.itemFailed, [...key, JSON.stringify(outcome.error), outcome.transient ? 1 : 0, outcome.lastError ?? null, now]);
-            break;
-          case "retried":
-            changed = await tx.one(SQL.itemRetried, [...key, outcome.nextAttemptAt, outcome.lastError, now]);
-            break;
-        }
+        const [update, values] = outcomeUpdate([batch.companyId, batch.workBatchId, workItemId], outcome, now);
+        const changed = await tx.one<{ webhook_url: string | null; polls: number | string }>(update, values);
         if (!changed) return false;
-        const eventType = EVENT_TYPE[outcome.kind];
+        const eventType = eventOf(outcome, Number(changed.polls));
         if (eventType && changed.webhook_url) {
           await tx.run(SQL.insertOutboxRow, [batch.companyId, newEventId(), workItemId, eventType, changed.webhook_url, now]);
         }
         return true;
+      });
+    },
+
+    flagDeadlinesAtRisk(companyId, { riskBefore, now }) {
+      return db.transaction(async (tx) => {
+        const flagged = await tx.all<{ work_item_id: number | string; webhook_url: string | null }>(SQL.flagDeadlinesAtRisk, [companyId, riskBefore, now]);
+        for (const item of flagged) {
+          if (item.webhook_url) {
+            await tx.run(SQL.insertOutboxRow, [companyId, newEventId(), Number(item.work_item_id), "workitem.deadline_at_risk", item.webhook_url, now]);
+          }
+        }
+        return flagged.length;
       });
     },
 
@@ -82,7 +137,34 @@ export function botOperations(db: DatabasePort): BotOperations {
         return "pending";
       });
     },
+
+    async getAuthorityBreaker(authority) {
+      const row = await db.one<{ state: AuthorityBreaker["state"]; until: string | Date | null }>(SQL.getAuthorityBreaker, [authority]);
+      return row ? { state: row.state, until: isoOrNull(row.until) } : { state: "closed", until: null };
+    },
+
+    async openAuthorityBreaker(authority, { until, now }) {
+      await db.run(SQL.openAuthorityBreaker, [authority, until, now]);
+    },
+
+    async claimAuthorityBreakerProbe(authority, { owner, until, now }) {
+      return (await db.run(SQL.claimAuthorityBreakerProbe, [authority, owner, until, now])) === 1;
+    },
+
+    async closeAuthorityBreaker(authority, now) {
+      await db.run(SQL.closeAuthorityBreaker, [authority, now]);
+    },
   };
+}
+
+/** As the statement picked them: deadline (none last), then id. */
+function earliestDeadlineFirst(a: DueItem, b: DueItem): number {
+  if (a.deadlineAt !== b.deadlineAt) {
+    if (a.deadlineAt === null) return 1;
+    if (b.deadlineAt === null) return -1;
+    return a.deadlineAt < b.deadlineAt ? -1 : 1;
+  }
+  return a.workItemId - b.workItemId;
 }
 
 /** The fence: true only while `batch.leaseOwner` still holds the batch. */

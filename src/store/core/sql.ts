@@ -10,14 +10,10 @@
 import { statement } from "../port.ts";
 
 export const ITEM_COLUMNS = `work_item_id, company_id, work_batch_id, work_type, status, customer_reference, document_reference,
-  webhook_url, request, result, error, attempts, created_at, updated_at, completed_at`;
+  webhook_url, request, result, error, attempts, created_at, updated_at, completed_at, application_number, registration_number,
+  submitted_at, decided_at, deadline_at`;
 const KEY_COLUMNS = "key_id, company_id, name, created_at, revoked_at";
 const OUTBOX_COLUMNS = "company_id, event_id, work_item_id, event_type, url, attempts, created_at";
-
-/** A Processing batch whose lease is over or was released, and whose retry time has come ($1). */
-const SLEEPING_PROCESSING = `status = 'Processing' AND (lease_expires_at IS NULL OR lease_expires_at <= $DUE)
-  AND (next_run_at IS NULL OR next_run_at <= $DUE)`;
-const sleepingProcessing = (placeholder: string) => SLEEPING_PROCESSING.replaceAll("$DUE", placeholder);
 
 export const SQL = {
   insertCompany: statement("insert_company", "INSERT INTO companies (company_id, name, created_at) VALUES ($1, $2, $3) RETURNING company_id, name, created_at"),
@@ -78,15 +74,16 @@ export const SQL = {
   ),
 
   /**
-   * Across companies, the bot's sweep step 1: which companies have an Open batch to close or a
-   * batch to claim ($1 = the run's start). Each part walks a status index.
+   * Across companies, the bot's sweep step 1: which companies have an Open batch to close or an
+   * unfinished batch (due to claim or not: its items' deadlines are watched too). Each part
+   * walks a status index.
    */
   companiesWithBotWork: statement(
     "companies_with_bot_work",
     `SELECT company_id, MAX(open_batch) AS open_batch FROM (
        SELECT company_id, 1 AS open_batch FROM work_batches WHERE status = 'Open' AND item_count > 0
        UNION ALL
-       SELECT company_id, 0 AS open_batch FROM work_batches WHERE status = 'Closed' OR (${sleepingProcessing("$1")})
+       SELECT company_id, 0 AS open_batch FROM work_batches WHERE status IN ('Closed', 'Processing')
      ) work
      GROUP BY company_id ORDER BY company_id`,
   ),
@@ -103,12 +100,17 @@ export const SQL = {
      UPDATE work_batches SET status = 'Closed', closed_at = $2
       WHERE company_id = $1 AND work_batch_id IN (SELECT work_batch_id FROM open) AND status = 'Open'`,
   ),
-  /** The company's oldest claimable batch; concurrent claimers skip each other's rows. */
+  /**
+   * The company's oldest claimable batch: Closed, or Processing with its lease over or released
+   * and its next run due ($3); concurrent claimers skip each other's rows.
+   */
   claimBatch: statement(
     "claim_batch",
     (d) => `WITH next AS (
        SELECT work_batch_id FROM work_batches
-        WHERE company_id = $1 AND (status = 'Closed' OR (${sleepingProcessing("$3")}))
+        WHERE company_id = $1
+          AND (status = 'Closed' OR (status = 'Processing' AND (lease_expires_at IS NULL OR lease_expires_at <= $3)
+                                     AND (next_run_at IS NULL OR next_run_at <= $3)))
         ORDER BY work_batch_id LIMIT 1${d.forUpdateSkipLocked})
      UPDATE work_batches SET status = 'Processing', lease_owner = $2, lease_expires_at = $4, next_run_at = NULL
       WHERE company_id = $1 AND work_batch_id = (SELECT work_batch_id FROM next)
@@ -120,6 +122,7 @@ export const SQL = {
     `UPDATE work_batches SET lease_expires_at = $4
       WHERE company_id = $1 AND work_batch_id = $2 AND status = 'Processing' AND lease_owner = $3`,
   ),
+  /** Earliest deadline first (items without one last), then oldest. */
   markItemsInProgress: statement(
     "mark_items_in_progress",
     `UPDATE work_items SET status = 'InProgress', updated_at = $3
@@ -127,28 +130,60 @@ export const SQL = {
         SELECT work_item_id FROM work_items
          WHERE company_id = $1 AND work_batch_id = $2
            AND (status = 'InProgress' OR (status = 'New' AND (next_attempt_at IS NULL OR next_attempt_at <= $4)))
-         ORDER BY work_item_id LIMIT $5)
-      RETURNING company_id, work_batch_id, work_item_id, work_type, request, attempts`,
+         ORDER BY deadline_at IS NULL, deadline_at, work_item_id LIMIT $5)
+      RETURNING company_id, work_batch_id, work_item_id, work_type, request, attempts, deadline_at`,
+  ),
+  submittedItemsDue: statement(
+    "submitted_items_due",
+    `SELECT company_id, work_batch_id, work_item_id, application_number, polls FROM work_items
+      WHERE company_id = $1 AND work_batch_id = $2 AND status = 'Submitted' AND next_attempt_at <= $3 AND work_item_id > $4
+      ORDER BY work_item_id LIMIT $5`,
+  ),
+  itemSubmitted: statement(
+    "item_submitted",
+    `UPDATE work_items SET status = 'Submitted', application_number = $4, submitted_at = $5, next_attempt_at = $6, polls = 0,
+            last_error = NULL, updated_at = $7
+      WHERE company_id = $1 AND work_batch_id = $2 AND work_item_id = $3 AND status = 'InProgress'
+      RETURNING webhook_url, polls`,
+  ),
+  /** RETURNING the polls before this one: the first pending answer is announced. */
+  itemPending: statement(
+    "item_pending",
+    `UPDATE work_items SET polls = polls + 1, next_attempt_at = $4, last_error = $5, updated_at = $6
+      WHERE company_id = $1 AND work_batch_id = $2 AND work_item_id = $3 AND status = 'Submitted'
+      RETURNING webhook_url, polls - 1 AS polls`,
   ),
   itemSucceeded: statement(
     "item_succeeded",
-    `UPDATE work_items SET status = 'Successful', result = $4, error = NULL, next_attempt_at = NULL, last_error = NULL,
-            updated_at = $5, completed_at = $5
-      WHERE company_id = $1 AND work_batch_id = $2 AND work_item_id = $3 AND status = 'InProgress'
-      RETURNING webhook_url`,
+    `UPDATE work_items SET status = 'Successful', result = $4, registration_number = $5, decided_at = $6, error = NULL,
+            next_attempt_at = NULL, last_error = NULL, updated_at = $6, completed_at = $6
+      WHERE company_id = $1 AND work_batch_id = $2 AND work_item_id = $3 AND status IN ('InProgress', 'Submitted')
+      RETURNING webhook_url, polls`,
   ),
   itemFailed: statement(
     "item_failed",
-    `UPDATE work_items SET status = 'Failed', error = $4, attempts = attempts + $5, next_attempt_at = NULL,
-            last_error = $6, updated_at = $7, completed_at = $7
-      WHERE company_id = $1 AND work_batch_id = $2 AND work_item_id = $3 AND status = 'InProgress'
-      RETURNING webhook_url`,
+    `UPDATE work_items SET status = 'Failed', error = $4, attempts = attempts + $5, decided_at = $6, next_attempt_at = NULL,
+            last_error = $7, updated_at = $8, completed_at = $8
+      WHERE company_id = $1 AND work_batch_id = $2 AND work_item_id = $3 AND status IN ('InProgress', 'Submitted')
+      RETURNING webhook_url, polls`,
   ),
   itemRetried: statement(
     "item_retried",
     `UPDATE work_items SET status = 'New', attempts = attempts + 1, next_attempt_at = $4, last_error = $5, updated_at = $6
       WHERE company_id = $1 AND work_batch_id = $2 AND work_item_id = $3 AND status = 'InProgress'
-      RETURNING webhook_url`,
+      RETURNING webhook_url, polls`,
+  ),
+  /**
+   * Flags the company's items still waiting to be filed whose deadline is near, once; they are
+   * only in batches that are not Completed.
+   */
+  flagDeadlinesAtRisk: statement(
+    "flag_deadlines_at_risk",
+    `UPDATE work_items SET deadline_risk_at = $3
+      WHERE company_id = $1
+        AND work_batch_id IN (SELECT work_batch_id FROM work_batches WHERE company_id = $1 AND status <> 'Completed')
+        AND status IN ('New', 'InProgress') AND deadline_at <= $2 AND deadline_risk_at IS NULL
+      RETURNING work_item_id, webhook_url`,
   ),
   /** Holds the batch: the lease check and the completion or release that follows are one step. */
   lockBatchLease: statement(
@@ -158,7 +193,7 @@ export const SQL = {
   waitingItems: statement(
     "waiting_items",
     `SELECT COUNT(*) AS waiting, MIN(COALESCE(next_attempt_at, $3)) AS next_run_at FROM work_items
-      WHERE company_id = $1 AND work_batch_id = $2 AND status IN ('New', 'InProgress')`,
+      WHERE company_id = $1 AND work_batch_id = $2 AND status IN ('New', 'InProgress', 'Submitted')`,
   ),
   completeBatch: statement(
     "complete_batch",
@@ -203,6 +238,23 @@ export const SQL = {
             lease_owner = NULL, last_status = $6, last_error = $7, delivered_at = $8
       WHERE company_id = $1 AND event_id = $2 AND status = 'Pending' AND lease_owner = $3`,
   ),
+  /** Not tenant data: the circuit breaker in front of one authority, shared by every process. */
+  getAuthorityBreaker: statement("get_authority_breaker", "SELECT state, until FROM authority_breakers WHERE authority = $1"),
+  openAuthorityBreaker: statement(
+    "open_authority_breaker",
+    `INSERT INTO authority_breakers (authority, state, until, probe_owner, updated_at) VALUES ($1, 'open', $2, NULL, $3)
+     ON CONFLICT (authority) DO UPDATE SET state = 'open', until = excluded.until, probe_owner = NULL, updated_at = excluded.updated_at`,
+  ),
+  claimAuthorityBreakerProbe: statement(
+    "claim_authority_breaker_probe",
+    `UPDATE authority_breakers SET state = 'halfOpen', until = $3, probe_owner = $2, updated_at = $4
+      WHERE authority = $1 AND state IN ('open', 'halfOpen') AND until <= $4`,
+  ),
+  closeAuthorityBreaker: statement(
+    "close_authority_breaker",
+    "UPDATE authority_breakers SET state = 'closed', until = NULL, probe_owner = NULL, updated_at = $2 WHERE authority = $1 AND state <> 'closed'",
+  ),
+
   /** Across companies, for the operator's backlog gauge: deliveries still to make, per company. */
   pendingDeliveriesByCompany: statement(
     "pending_deliveries_by_company",

@@ -60,13 +60,17 @@ const listStatements = new Map<string, Statement>();
 function listWorkItemsStatement(companyId: number, query: ListWorkItemsQuery): { statement: Statement; values: unknown[] } {
   const used = FILTERS.filter(([field]) => query[field] !== undefined);
   const values: unknown[] = [companyId, query.beforeWorkItemId ?? Number.MAX_SAFE_INTEGER, query.limit, ...used.map(([field]) => query[field])];
-  const newOnly = used.length === 1 && query.status === "New";
+  const byDeadline = query.deadlineBefore !== undefined;
+  if (byDeadline) values.push(query.deadlineBefore);
+  const newOnly = used.length === 1 && query.status === "New" && !byDeadline;
   const statusForm = query.status === undefined ? "" : query.status !== "New" ? "_not_new" : newOnly ? "_new_by_batch" : "_new";
-  const key = `${used.map(([, column]) => column).join("_")}${statusForm}`;
+  const key = `${used.map(([, column]) => column).join("_")}${statusForm}${byDeadline ? "_deadline" : ""}`;
   let statement = listStatements.get(key);
   if (!statement) {
     const conditions = used.map(([, column], index) => ` AND ${column} = $${index + 4}`);
     if (query.status !== undefined && query.status !== "New") conditions.push(" AND status <> 'New'");
+    // Items from before deadlines were computed have none, and match no deadline filter.
+    if (byDeadline) conditions.push(` AND deadline_at < $${used.length + 4}`);
     if (newOnly) conditions.push(" AND work_batch_id IN (SELECT work_batch_id FROM work_batches WHERE company_id = $1 AND status <> 'Completed')");
     const where = `company_id = $1${conditions.join("")} AND work_item_id < $2`;
     statement = {

@@ -48,6 +48,7 @@ async function appendGroup(db: DatabasePort, inputs: NewWorkItem[]): Promise<Arr
     idempotency_key: input.idempotency?.key ?? null,
     request_hash: input.idempotency?.requestHash ?? null,
     retention_seconds: input.idempotency?.retentionSeconds ?? null,
+    deadline_at: input.deadlineAt ?? null,
   }));
   const requests = order.map(({ input }) => JSON.stringify(input.request));
   let rows: AddRow[];

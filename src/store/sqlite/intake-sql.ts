@@ -20,6 +20,7 @@ export interface IntakeJob {
   webhookUrl: string | null;
   requestJson: string;
   batchMaxItems: number;
+  deadlineAt: string | null;
   idempotency?: { key: string; requestHash: string; retentionSeconds: number };
 }
 
@@ -117,6 +118,7 @@ function insertItem(sql: IntakeStatements, job: IntakeJob, workBatchId: number, 
     job.documentReference,
     job.webhookUrl,
     job.requestJson,
+    job.deadlineAt,
     now,
     now,
   );

@@ -27,8 +27,8 @@ export function prepareIntakeStatements(db: Database.Database): IntakeStatements
     // once per stored item, and both cost measurably more in the writer thread.
     insertWorkItem: db.prepare(
       `INSERT INTO work_items (company_id, work_batch_id, work_type, status, customer_reference, document_reference, webhook_url,
-         request, created_at, updated_at)
-       VALUES (?, ?, ?, 'New', ?, ?, ?, ?, ?, ?)`,
+         request, deadline_at, created_at, updated_at)
+       VALUES (?, ?, ?, 'New', ?, ?, ?, ?, ?, ?, ?)`,
     ),
   };
 }

@@ -84,6 +84,7 @@ export class IntakeWriter {
       webhookUrl: input.webhookUrl,
       requestJson: JSON.stringify(input.request),
       batchMaxItems: input.batchMaxItems,
+      deadlineAt: input.deadlineAt ?? null,
       ...(input.idempotency ? { idempotency: input.idempotency } : {}),
     };
     return new Promise((resolve, reject) => {

@@ -64,13 +64,22 @@ function signingSecretFile(file: string, candidate: string): string {
 
 function migrate(db: Database.Database): void {
   db.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)");
-  for (const migration of readMigrations(new URL("./migrations/", import.meta.url))) {
-    // IMMEDIATE takes the write lock first, so two processes starting at once apply it once.
-    const apply = db.transaction(() => {
-      if (db.prepare("SELECT 1 FROM schema_migrations WHERE version = ?").get(migration.version)) return;
-      db.exec(migration.sql);
-      db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(migration.version, migration.name, new Date().toISOString());
-    });
-    apply.immediate();
+  // A migration may rebuild a table other tables refer to, which SQLite allows only with foreign
+  // keys off (the switch is a no-op inside a transaction); each checks them before it commits.
+  db.pragma("foreign_keys = OFF");
+  try {
+    for (const migration of readMigrations(new URL("./migrations/", import.meta.url))) {
+      // IMMEDIATE takes the write lock first, so two processes starting at once apply it once.
+      const apply = db.transaction(() => {
+        if (db.prepare("SELECT 1 FROM schema_migrations WHERE version = ?").get(migration.version)) return;
+        db.exec(migration.sql);
+        const broken = db.pragma("foreign_key_check") as unknown[];
+        if (broken.length > 0) throw new Error(`migration ${migration.version} leaves ${broken.length} rows without their parent`);
+        db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(migration.version, migration.name, new Date().toISOString());
+      });
+      apply.immediate();
+    }
+  } finally {
+    db.pragma("foreign_keys = ON");
   }
 }

@@ -12,6 +12,7 @@ import { createCanonicalizer } from "../../http/compat.ts";
 import { checkWebhookTarget } from "../../webhooks/address-guard.ts";
 import { problemResponses } from "../shared/problem-schema.ts";
 import { BooleanTranslationObject, ExtraTranslationObject, TranslationObject } from "../shared/translation-object.ts";
+import { deadlineFor } from "../../domain/deadline.ts";
 
 export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 60 * 60;
 
@@ -118,6 +119,7 @@ export function register(app: FastifyInstance, ctx: AppContext): void {
           webhookUrl: body.webhookUrl ?? null,
           request: body,
           batchMaxItems: ctx.config.batchMaxItems,
+          deadlineAt: deadlineFor(body.exportDate, ctx.config.deadline),
           ...(key === undefined ? {} : { idempotency: { key, requestHash: hashBody(body), retentionSeconds: IDEMPOTENCY_RETENTION_SECONDS } }),
         });
         if (outcome.kind === "keyReused") {

@@ -15,6 +15,9 @@ export const WorkItemsQuery = Type.Object({
   status: Type.Optional(WorkItemStatus),
   customerReference: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
   workBatchId: Type.Optional(PositiveId("only items of this batch")),
+  deadlineBefore: Type.Optional(
+    Type.String({ format: "date-time", description: "only items whose deadlineAt is before this instant (items without a deadline never match)" }),
+  ),
   limit: Type.Integer({ minimum: 1, maximum: 200, default: 50, description: "page size, 1–200" }),
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "nextCursor of the previous page" })),
 });
@@ -34,6 +37,18 @@ function decodeCursor(cursor: string): number {
   return id;
 }
 
+/** The filter as the store compares it: UTC ISO 8601 with milliseconds. */
+function toInstant(dateTime: string): string {
+  const instant = new Date(dateTime);
+  // The date-time format lets through what Date cannot hold (a leap second, year 275760+).
+  if (Number.isNaN(instant.getTime())) {
+    throw new ApiError("VALIDATION_FAILED", "See errors for every problem found in the request.", {
+      errors: { deadlineBefore: ["is not a date-time this service can compare"] },
+    });
+  }
+  return instant.toISOString();
+}
+
 const canonicalizeQuery = createCanonicalizer(WorkItemsQuery);
 
 export function register(app: FastifyInstance, ctx: AppContext): void {
@@ -49,11 +64,12 @@ export function register(app: FastifyInstance, ctx: AppContext): void {
       request.query = canonicalizeQuery(request.query) as WorkItemsQuery;
     },
     handler: async (request) => {
-      const { status, customerReference, workBatchId, limit, cursor } = request.query;
+      const { status, customerReference, workBatchId, deadlineBefore, limit, cursor } = request.query;
       const items = await ctx.store.listWorkItems(request.tenant.companyId, {
         status,
         customerReference,
         workBatchId,
+        deadlineBefore: deadlineBefore === undefined ? undefined : toInstant(deadlineBefore),
         beforeWorkItemId: cursor === undefined ? undefined : decodeCursor(cursor),
         limit: limit + 1,
       });

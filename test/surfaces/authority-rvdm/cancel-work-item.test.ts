@@ -7,6 +7,7 @@ import { assertForeignIdIsNotFound, assertRouteIsGuarded } from "../../helpers/a
 import { availableBackends } from "../../helpers/backends.ts";
 import { bearer, createTestApp, problem, validWorkItem, type TestApp, type Tenant } from "../../helpers/test-app.ts";
 import { closeOpenBatches } from "../../helpers/sweeps.ts";
+import { createAuthorityGate } from "../../../src/bot/authority-gate.ts";
 
 const itemUrl = (id: number) => `/api/AuthorityRvdm/WorkItem/${id}`;
 
@@ -20,7 +21,7 @@ for (const backend of await availableBackends()) {
       t = await createTestApp(backend);
       owner = await t.tenant(501);
       other = await t.tenant(502);
-      sim = await startAuthoritySim({ host: "127.0.0.1", port: 0, latencyMs: 0, errorRate: 0, outage: false });
+      sim = await startAuthoritySim({ host: "127.0.0.1", port: 0, latencyMs: 0, errorRate: 0, outage: false, decisionDelayMs: 0 });
     });
     after(async () => {
       await sim.close();
@@ -37,7 +38,7 @@ for (const backend of await availableBackends()) {
     const runBot = async () => {
       const adapter = createHttpAuthorityAdapter({ baseUrl: sim.url, timeoutMs: 2000 });
       try {
-        return await runBotOnce({ store: t.store, adapter, config: t.config, owner: "test" });
+        return await runBotOnce({ store: t.store, gate: createAuthorityGate({ store: t.store, adapter, config: t.config, owner: "test" }), config: t.config, owner: "test" });
       } finally {
         await adapter.close();
       }
@@ -87,7 +88,7 @@ for (const backend of await availableBackends()) {
       assert.match(problem(afterRun).detail, /Successful/);
       const done = await batch(kept.workBatchId);
       assert.equal(done.status, "Completed");
-      assert.deepEqual(done.counts, { new: 0, inProgress: 0, successful: before.new, failed: 0, cancelled: before.cancelled });
+      assert.deepEqual(done.counts, { new: 0, inProgress: 0, submitted: 0, successful: before.new, failed: 0, cancelled: before.cancelled });
 
       const lonely = await add();
       assert.notEqual(lonely.workBatchId, kept.workBatchId);
@@ -99,7 +100,7 @@ for (const backend of await availableBackends()) {
       assert.equal((await runBot()).batches, 1);
       const allCancelled = await batch(lonely.workBatchId);
       assert.equal(allCancelled.status, "Completed");
-      assert.deepEqual(allCancelled.counts, { new: 0, inProgress: 0, successful: 0, failed: 0, cancelled: 1 });
+      assert.deepEqual(allCancelled.counts, { new: 0, inProgress: 0, submitted: 0, successful: 0, failed: 0, cancelled: 1 });
       assert.equal(sim.stats().requests, registrationsBefore, "a cancelled item never reaches the authority");
     });
 

@@ -34,8 +34,10 @@ for (const backend of await availableBackends()) {
       assert.equal(response.statusCode, 200);
       const item = response.json();
       assert.deepEqual(Object.keys(item).sort(), [
-        "attempts", "completedAt", "createdAt", "customerReference", "documentReference", "error", "request", "result", "status", "updatedAt", "webhookUrl", "workBatchId", "workItemId", "workType",
+        "attempts", "authority", "completedAt", "createdAt", "customerReference", "deadlineAt", "documentReference", "error", "request", "result", "status", "updatedAt", "webhookUrl", "workBatchId", "workItemId", "workType",
       ]);
+      assert.deepEqual(item.authority, { applicationNumber: null, registrationNumber: null, submittedAt: null, decidedAt: null });
+      assert.match(item.deadlineAt, /^\d{4}-\d{2}-\d{2}T\d{2}:00:00\.000Z$/);
       assert.equal(item.workType, "AuthorityRvdm");
       assert.equal(item.status, "New");
       assert.match(item.createdAt, /Z$/);
@@ -44,7 +46,7 @@ for (const backend of await availableBackends()) {
     test("WorkBatch/{id} returns the batch with counts", async () => {
       const response = await get(`/api/AuthorityRvdm/WorkBatch/${keys[0]!.workBatchId}`);
       assert.equal(response.statusCode, 200);
-      assert.deepEqual(response.json().counts, { new: 5, inProgress: 0, successful: 0, failed: 0, cancelled: 0 });
+      assert.deepEqual(response.json().counts, { new: 5, inProgress: 0, submitted: 0, successful: 0, failed: 0, cancelled: 0 });
       assert.equal(response.json().status, "Open");
     });
 
@@ -70,8 +72,38 @@ for (const backend of await availableBackends()) {
       assert.deepEqual(none, { items: [], nextCursor: null });
     });
 
+    test("deadlineAt follows the rule (2 working days before transport, 12:00 Amsterdam), and WorkItems?deadlineBefore filters by it", async () => {
+      const deadlines = await t.tenant(303); // a company of its own, so the other tests' pages stay as they are
+      const add = async (exportDate: string) => {
+        const response = await t.app.inject({ method: "POST", url: "/api/AuthorityRvdm/AddWorkItemCreate", headers: bearer(deadlines.token), payload: validWorkItem({ exportDate }) });
+        assert.equal(response.statusCode, 200, response.body);
+        const { workItemId } = response.json<{ workItemId: number }>();
+        return (await get(`/api/AuthorityRvdm/WorkItem/${workItemId}`, deadlines.token)).json<{ workItemId: number; deadlineAt: string }>();
+      };
+      {
+        const christmas = await add("2026-12-28T09:00:00+01:00");
+        assert.equal(christmas.deadlineAt, "2026-12-23T11:00:00.000Z", "Monday 28 December 2026: Friday 25 is Christmas");
+        const summer = await add("2027-07-06T06:00:00Z");
+        assert.equal(summer.deadlineAt, "2027-07-02T10:00:00.000Z", "Tuesday → the Friday before, 12:00 summer time");
+        const ids = async (query: string) => {
+          const response = await get(`/api/AuthorityRvdm/WorkItems?${query}`, deadlines.token);
+          assert.equal(response.statusCode, 200, response.body);
+          return response.json<{ items: Array<{ workItemId: number }> }>().items.map((i) => i.workItemId);
+        };
+        assert.deepEqual(await ids("deadlineBefore=2026-12-23T11:00:00.001Z"), [christmas.workItemId]);
+        assert.deepEqual(await ids("deadlineBefore=2026-12-23T12:00:00%2B01:00"), [], "the bound is exclusive, and offsets are honoured");
+        assert.deepEqual(await ids("deadlineBefore=2028-01-01T00:00:00Z"), [summer.workItemId, christmas.workItemId]);
+        assert.deepEqual(await ids("deadlineBefore=2028-01-01T00:00:00Z&status=New&limit=1"), [summer.workItemId]);
+        for (const bad of ["yesterday", "2026-12-23", "2026-13-01T00:00:00Z"]) {
+          const response = await get(`/api/AuthorityRvdm/WorkItems?deadlineBefore=${bad}`, deadlines.token);
+          assert.equal(response.statusCode, 400, bad);
+          assert.ok(problem(response).errors?.deadlineBefore, bad);
+        }
+      }
+    });
+
     test("WorkItems refuses bad query values with 400", async () => {
-      for (const query of ["limit=0", "limit=201", "limit=abc", "status=Done", "cursor=%21%21", "workBatchId=-1"]) {
+      for (const query of ["limit=0", "limit=201", "limit=abc", "status=Done", "cursor=%21%21", "workBatchId=-1", "deadlineBefore=soon"]) {
         const response = await get(`/api/AuthorityRvdm/WorkItems?${query}`);
         assert.equal(response.statusCode, 400, query);
         assert.ok(problem(response).errors, query);
