@@ -1,0 +1,296 @@
+/**
+ * `npm run bench:bot-filing -- [flags]`: how well the bot uses the Authority's capacity, and how
+ * long an integrator waits from add to webhook (SPEC §10).
+ *
+ * 1. Capacity. A fresh store with N items (default 2,000) of one company, the authority simulator
+ *    on loopback answering after a fixed latency (default 200 ms), and one `runBotOnce` pass with
+ *    AUTHORITY_MAX_CONCURRENCY=8 (BOT_CONCURRENCY 8, no calls-per-second cap). The capacity is
+ *    concurrency ÷ latency calls a second: 8 ÷ 0.2 s = 40. Each item takes two calls (submit,
+ *    then the status that decides it), so the report gives the calls a second over the whole
+ *    pass and the items filed (submitted) a second while the bot was submitting, both against
+ *    that capacity, and the items decided a second.
+ * 2. Latency. The service as a process (ROLE=all, BOT_SCHEDULE every second, the same simulator),
+ *    a webhook receiver on loopback, and items added over HTTP at a steady rate: the time from
+ *    sending the add to receiving its `workitem.succeeded` webhook, p50 and p99.
+ *
+ *   npm run bench:bot-filing
+ *   npm run bench:bot-filing -- --items 500 --latency-items 100 --store postgres
+ *
+ * Nothing is written to bench/results/; the table goes to stdout, progress to stderr.
+ */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
+import { parseArgs } from "node:util";
+import type { AuthorityAdapter } from "../src/authority/protocol.ts";
+import { newWorkerId } from "../src/bot/authority.ts";
+import { createAuthorityGate } from "../src/bot/authority-gate.ts";
+import { createHttpAuthorityAdapter } from "../src/bot/http-authority-adapter.ts";
+import { runBotOnce } from "../src/bot/run-once.ts";
+import { loadConfig } from "../src/config.ts";
+import { WORK_TYPE_AUTHORITY_RVDM } from "../src/domain/views.ts";
+import { forEachConcurrently } from "../src/lib/concurrency.ts";
+import { openStore } from "../src/store/open-store.ts";
+import { cliJson, parseLine, startScript, startServer, stopAll, stopAllOnSignals } from "../scripts/lib/processes.ts";
+import { login } from "./lib/setup.ts";
+import { postgresBenchStore, sqliteBenchStore, type BenchStore } from "./lib/stores.ts";
+
+const USAGE = `usage: npm run bench:bot-filing -- [flags]
+  --store S             sqlite or postgres (default sqlite)
+  --items N             items filed in the capacity pass (default 2000)
+  --latency-ms N        simulator latency per call (default 200)
+  --concurrency N       AUTHORITY_MAX_CONCURRENCY (default 8)
+  --bot-concurrency N   BOT_CONCURRENCY (default: the service's default)
+  --latency-items N     items added in the add-to-webhook part (default 200; 0 skips it)
+  --rate N              items added a second in that part (default 10)
+  --postgres-url URL    database the fresh schema is made in
+                        (default TEST_DATABASE_URL or postgres://postgres@127.0.0.1:5432/test)
+Takes about 2 minutes at the defaults.`;
+
+const log = (line: string) => process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+
+function parseOptions(argv: string[]) {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      store: { type: "string", default: "sqlite" },
+      items: { type: "string", default: "2000" },
+      "latency-ms": { type: "string", default: "200" },
+      concurrency: { type: "string", default: "8" },
+      "bot-concurrency": { type: "string" },
+      "latency-items": { type: "string", default: "200" },
+      rate: { type: "string", default: "10" },
+      "postgres-url": { type: "string", default: process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test" },
+      help: { type: "boolean", default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
+  const whole = (name: string, text: string, min: number) => {
+    const value = Number(text);
+    if (!Number.isInteger(value) || value < min) throw new Error(`--${name} must be a whole number of at least ${min}, got ${JSON.stringify(text)}`);
+    return value;
+  };
+  if (values.store !== "sqlite" && values.store !== "postgres") throw new Error(`--store: sqlite or postgres, got ${JSON.stringify(values.store)}`);
+  return {
+    store: values.store,
+    items: whole("items", values.items, 1),
+    latencyMs: whole("latency-ms", values["latency-ms"], 1),
+    concurrency: whole("concurrency", values.concurrency, 1),
+    botConcurrency: values["bot-concurrency"] === undefined ? undefined : whole("bot-concurrency", values["bot-concurrency"], 1),
+    latencyItems: whole("latency-items", values["latency-items"], 0),
+    rate: whole("rate", values.rate, 1),
+    postgresUrl: values["postgres-url"],
+  };
+}
+type Options = ReturnType<typeof parseOptions>;
+
+const freshStore = (options: Options, label: string): Promise<BenchStore> =>
+  options.store === "sqlite" ? Promise.resolve(sqliteBenchStore(false)) : postgresBenchStore(options.postgresUrl, false, label);
+
+/** An item the simulator registers: export date a month ahead, valid numbers. */
+function itemRequest(i: number): Record<string, unknown> {
+  return {
+    customerReference: `filing-${i}`,
+    documentReference: null,
+    productName: { sendValue: "RUNDVEEMEST", documentValue: "Rundveemest" },
+    destinationCountry: { sendValue: "DE" },
+    exportDate: new Date(Date.now() + 30 * 86_400_000).toISOString(),
+    senderChamberOfCommerceNo: { sendValue: "12345678" },
+    senderDomestic: { sendValue: "true" },
+    receiverChamberOfCommerceNo: { sendValue: "87654321" },
+    receiverDomestic: { sendValue: "false" },
+    plannedLoad: 31.5,
+  };
+}
+
+/**
+ * The simulator in a process of its own, as a remote authority would be: in the bot's process its
+ * timers and HTTP work would queue behind the bot's and add to every call's latency.
+ */
+async function startSimulator(latencyMs: number) {
+  const child = startScript("src/authority-sim/main.ts", ["--port", "0", "--latency-ms", String(latencyMs)], { PATH: process.env.PATH, HOME: process.env.HOME });
+  const url = await child.waitForLine("the simulator to listen", (line) => parseLine(line)?.url as string | undefined, 60_000);
+  return { url, close: () => child.stop() };
+}
+
+/** Total length of the union of [start, end] intervals, in ms. */
+function coveredMs(intervals: Array<[number, number]>): number {
+  const sorted = [...intervals].sort((a, b) => a[0] - b[0]);
+  let total = 0;
+  let [start, end] = sorted[0] ?? [0, 0];
+  for (const [s, e] of sorted.slice(1)) {
+    if (s > end) {
+      total += end - start;
+      [start, end] = [s, e];
+    } else end = Math.max(end, e);
+  }
+  return total + (end - start);
+}
+
+/** The adapter, remembering when each call started and ended. */
+function timed(adapter: AuthorityAdapter) {
+  const calls = { submit: [] as Array<[number, number]>, status: [] as Array<[number, number]> };
+  const time = <T>(kind: keyof typeof calls, work: Promise<T>): Promise<T> => {
+    const started = performance.now();
+    return work.finally(() => calls[kind].push([started, performance.now()]));
+  };
+  const wrapped: AuthorityAdapter = {
+    name: adapter.name,
+    submit: (request) => time("submit", adapter.submit(request)),
+    status: (applicationNumber) => time("status", adapter.status(applicationNumber)),
+    close: () => adapter.close(),
+  };
+  return { adapter: wrapped, calls };
+}
+
+async function capacityPass(options: Options) {
+  const location = await freshStore(options, "bot_filing");
+  const config = loadConfig({
+    DATABASE_URL: location.databaseUrl,
+    LOG_LEVEL: "warn",
+    AUTHORITY_MAX_CONCURRENCY: String(options.concurrency),
+    ...(options.botConcurrency ? { BOT_CONCURRENCY: String(options.botConcurrency) } : {}),
+    // The throttle this part measures is the concurrency; a calls-a-second cap would bind first.
+    AUTHORITY_MAX_RPS: "0",
+  });
+  const store = await openStore(config.store);
+  const sim = await startSimulator(options.latencyMs);
+  const http = createHttpAuthorityAdapter({ baseUrl: sim.url, timeoutMs: 10_000 });
+  try {
+    await store.createCompany({ companyId: 1, name: "Bot filing" });
+    log(`capacity: adding ${options.items} items on ${options.store}`);
+    await forEachConcurrently(
+      Array.from({ length: options.items }, (_, i) => i),
+      32,
+      async (i) => {
+        const request = itemRequest(i);
+        const outcome = await store.addWorkItem({
+          companyId: 1,
+          workType: WORK_TYPE_AUTHORITY_RVDM,
+          customerReference: String(request.customerReference),
+          documentReference: null,
+          webhookUrl: null,
+          request,
+          batchMaxItems: config.batchMaxItems,
+        });
+        if (outcome.kind !== "created") throw new Error(`seeding: addWorkItem answered ${outcome.kind}`);
+      },
+    );
+    const { adapter, calls } = timed(http);
+    const owner = newWorkerId();
+    log(`capacity: one bot pass, ${config.botConcurrency} items at once, ${options.concurrency} calls in flight, ${options.latencyMs} ms a call`);
+    const started = performance.now();
+    const counts = await runBotOnce({ store, gate: createAuthorityGate({ store, adapter, config, owner }), config, owner });
+    const passMs = performance.now() - started;
+    if (counts.succeeded !== options.items) throw new Error(`the pass decided ${counts.succeeded} of ${options.items} items: ${JSON.stringify(counts)}`);
+    const capacity = (options.concurrency * 1000) / options.latencyMs;
+    const callsPerSecond = ((calls.submit.length + calls.status.length) * 1000) / passMs;
+    const filedPerSecond = (calls.submit.length * 1000) / coveredMs(calls.submit);
+    const all = [...calls.submit, ...calls.status];
+    const meanCallMs = all.reduce((sum, [s, e]) => sum + (e - s), 0) / all.length;
+    return { passMs, capacity, callsPerSecond, meanCallMs, filedPerSecond, decidedPerSecond: (options.items * 1000) / passMs, submits: calls.submit.length, statuses: calls.status.length };
+  } finally {
+    await http.close();
+    await sim.close();
+    await store.close();
+    await location.cleanup();
+  }
+}
+
+async function addToWebhook(options: Options) {
+  const location = await freshStore(options, "bot_filing_latency");
+  const sim = await startSimulator(options.latencyMs);
+  const received = new Map<number, number>();
+  const receiver = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => {
+      const at = performance.now();
+      const event = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { type: string; data: { workItemId: number } };
+      if (event.type === "workitem.succeeded" && !received.has(event.data.workItemId)) received.set(event.data.workItemId, at);
+      response.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+  const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+  try {
+    const env = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATABASE_URL: location.databaseUrl,
+      LOG_LEVEL: "info",
+      ROLE: "all",
+      BOT_SCHEDULE: "* * * * * *",
+      AUTHORITY_URL: sim.url,
+      AUTHORITY_MAX_RPS: "0",
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+      RATE_LIMIT_TENANT_RPS: "0",
+    };
+    const key = await cliJson<{ apiKey: string; secret: string }>(["keys", "create", "--company-id", "1", "--name", "bench"], env);
+    const server = await startServer(env);
+    const token = await login(server.baseUrl, key.apiKey, key.secret);
+    log(`add to webhook: ${options.latencyItems} items at ${options.rate} a second, bot every second`);
+    const sent = new Map<number, number>();
+    const interval = 1000 / options.rate;
+    const begin = performance.now();
+    for (let i = 0; i < options.latencyItems; i++) {
+      const wait = begin + i * interval - performance.now();
+      if (wait > 0) await sleep(wait);
+      const at = performance.now();
+      const response = await fetch(`${server.baseUrl}/api/AuthorityRvdm/AddWorkItemCreate`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+        body: JSON.stringify({ ...itemRequest(i), webhookUrl: hookUrl }),
+      });
+      if (response.status !== 200) throw new Error(`add answered ${response.status}: ${await response.text()}`);
+      sent.set(((await response.json()) as { workItemId: number }).workItemId, at);
+    }
+    const deadline = performance.now() + 120_000;
+    while (received.size < sent.size && performance.now() < deadline) await sleep(100);
+    await server.stop();
+    if (received.size < sent.size) throw new Error(`only ${received.size} of ${sent.size} webhooks arrived within 2 minutes`);
+    const waits = [...sent].map(([id, at]) => received.get(id)! - at).sort((a, b) => a - b);
+    const quantile = (q: number) => waits[Math.min(waits.length - 1, Math.ceil(q * waits.length) - 1)]!;
+    return { items: waits.length, p50: quantile(0.5), p99: quantile(0.99), max: waits[waits.length - 1]! };
+  } finally {
+    await stopAll();
+    await new Promise((resolve) => receiver.close(resolve));
+    await sim.close();
+    await location.cleanup();
+  }
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  stopAllOnSignals(2000);
+  const capacity = await capacityPass(options);
+  const round = (value: number, digits = 1) => value.toFixed(digits);
+  const lines = [
+    `Bot filing on ${options.store}: ${options.items} items, simulator ${options.latencyMs} ms a call, ${options.concurrency} calls in flight (capacity ${round(capacity.capacity, 0)} calls/s)`,
+    "",
+    "| Measure | Value | Of capacity |",
+    "|---|---|---|",
+    `| One pass, New → Successful | ${round(capacity.passMs / 1000, 2)} s (${capacity.submits} submits, ${capacity.statuses} status requests) | |`,
+    `| Mean call, as the bot saw it | ${round(capacity.meanCallMs)} ms | |`,
+    `| Authority calls/s over the pass | ${round(capacity.callsPerSecond)} | ${round((100 * capacity.callsPerSecond) / capacity.capacity)}% |`,
+    `| Items filed/s while submitting | ${round(capacity.filedPerSecond)} | ${round((100 * capacity.filedPerSecond) / capacity.capacity)}% |`,
+    `| Items decided/s over the pass (two calls each) | ${round(capacity.decidedPerSecond)} | ${round((200 * capacity.decidedPerSecond) / capacity.capacity)}% of ${round(capacity.capacity / 2, 0)} |`,
+  ];
+  if (options.latencyItems > 0) {
+    const latency = await addToWebhook(options);
+    lines.push(
+      `| Add → webhook, ${latency.items} items at ${options.rate}/s, BOT_SCHEDULE every second | p50 ${round(latency.p50 / 1000, 2)} s, p99 ${round(latency.p99 / 1000, 2)} s, max ${round(latency.max / 1000, 2)} s | |`,
+    );
+  }
+  process.stdout.write(`${lines.join("\n")}\n`);
+}
+
+main().catch(async (error: unknown) => {
+  process.stderr.write(`bench:bot-filing failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  await stopAll();
+  process.exit(1);
+});
