@@ -55,6 +55,16 @@ for (const backend of await availableBackends()) {
       assert.ok(checked >= 40, `checked ${checked} examples`);
     });
 
+    test("the two-stage filing shows: the Submitted state, authority progress, deadlineAt and the deadlineBefore filter", () => {
+      const list = operations.find(([name]) => name === "GET /api/AuthorityRvdm/WorkItems")![1] as Operation & { parameters: Array<{ name: string; schema: { format?: string } }> };
+      assert.equal(list.parameters.find((p) => p.name === "deadlineBefore")?.schema.format, "date-time");
+      const item = operations.find(([name]) => name === "GET /api/AuthorityRvdm/WorkItem/{workItemId}")![1];
+      const schema = item.responses["200"]!.content!["application/json"]!.schema as { properties: Record<string, { enum?: string[]; properties?: Record<string, unknown>; anyOf?: unknown[] }> };
+      assert.ok(JSON.stringify(schema.properties.status).includes('"Submitted"'));
+      assert.deepEqual(Object.keys(schema.properties.authority!.properties!).sort(), ["applicationNumber", "decidedAt", "registrationNumber", "submittedAt"]);
+      assert.ok(schema.properties.deadlineAt);
+    });
+
     test("each problem example is the answer the API gives for that status", () => {
       for (const [name, op] of operations) {
         for (const [status, response] of Object.entries(op.responses)) {
