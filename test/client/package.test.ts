@@ -43,7 +43,7 @@ server.close();
 `;
 
 const CONSUMER_TS = `
-import { WorkItemClient, type AuthorityRvdmWorkItemCreate, type WorkItemView } from "work-item-api/client";
+import { WorkItemClient, type AuthorityRvdmWorkItemCreate, type WorkItemView, type WebhookEvent } from "work-item-api/client";
 export async function use(client: WorkItemClient, body: AuthorityRvdmWorkItemCreate): Promise<number> {
   const added = await client.addWorkItemCreate(body, { idempotencyKey: "k" });
   const view: WorkItemView = await client.getWorkItem(added.workItemId);
@@ -51,7 +51,13 @@ export async function use(client: WorkItemClient, body: AuthorityRvdmWorkItemCre
   const wrong: string = view.workItemId;
   // @ts-expect-error status is the union of the server's schema
   const status: typeof view.status = "Done";
-  void wrong; void status;
+  // Two-stage filing (SPEC §10) is in the types: the state, the authority's numbers, the deadline, the filter, the events.
+  const submitted: typeof view.status = "Submitted";
+  const applicationNumber: string | null = view.authority.applicationNumber;
+  const deadlineAt: string | null = view.deadlineAt;
+  await client.listWorkItems({ deadlineBefore: "2026-12-24T00:00:00Z", status: "Submitted" });
+  const eventTypes: Array<WebhookEvent["type"]> = ["workitem.submitted", "workitem.deadline_at_risk"];
+  void wrong; void status; void submitted; void applicationNumber; void deadlineAt; void eventTypes;
   return view.workItemId + added.workBatchId;
 }
 `;
