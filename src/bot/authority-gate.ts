@@ -13,6 +13,7 @@ import { RateLimiterMemory, RateLimiterQueue } from "rate-limiter-flexible";
 import type { AuthorityAdapter } from "../authority/protocol.ts";
 import type { Config } from "../config.ts";
 import { isRetryable } from "../lib/backoff.ts";
+import { Slots } from "../lib/concurrency.ts";
 import type { AuthorityBreaker, Store } from "../store/store.ts";
 
 /** What `call` answers when the breaker kept the call from being made. */
@@ -43,25 +44,6 @@ export interface GateDeps {
   /** This process's worker id: the probe's owner. */
   owner: string;
   clock?: () => Date;
-}
-
-/** At most `limit` holders at once; the rest wait in line. */
-class Slots {
-  private held = 0;
-  private readonly waiting: Array<() => void> = [];
-  constructor(private readonly limit: number) {}
-  async take(): Promise<void> {
-    if (this.held < this.limit) {
-      this.held += 1;
-      return;
-    }
-    await new Promise<void>((resolve) => this.waiting.push(resolve));
-  }
-  give(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.held -= 1;
-  }
 }
 
 export function createAuthorityGate(deps: GateDeps): AuthorityGate {

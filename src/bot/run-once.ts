@@ -1,5 +1,6 @@
 /**
- * One bot run (SPEC §5, §10), company by company: close the company's non-empty Open batch,
+ * One bot run (SPEC §5, §10), company by company (BOT_CONCURRENCY companies and items at once
+ * across the run): close the company's non-empty Open batch,
  * flag items whose filing deadline is near, then claim its claimable batches one at a time with
  * a lease. In a batch, first submit the due New items, earliest deadline first (each becomes
  * Submitted with the Authority's application number), then ask about the due Submitted items
@@ -17,7 +18,7 @@
  */
 import type { Config } from "../config.ts";
 import { isRetryable, nextAttemptAt, type BackoffPolicy } from "../lib/backoff.ts";
-import { forEachConcurrently } from "../lib/concurrency.ts";
+import { forEachConcurrently, Slots } from "../lib/concurrency.ts";
 import type { ClaimedBatch, DueItem, FinishBatchOutcome, ItemOutcome, ItemToPoll, Store } from "../store/store.ts";
 import { BREAKER_OPEN, type AuthorityGate } from "./authority-gate.ts";
 
@@ -72,14 +73,26 @@ export async function runBotOnce(deps: BotDeps): Promise<BotCounts> {
     // Work that becomes due during this run waits for the next one, so one run ends.
     const dueBefore = started.toISOString();
     const riskBefore = new Date(started.getTime() + DEADLINE_RISK_MS).toISOString();
-    // Company by company (every statement names its company; docs/scaling.md).
-    for (const { companyId, openBatch } of await deps.store.companiesWithBotWork()) {
-      if (deps.signal?.aborted) break;
-      if (openBatch) await deps.store.closeOpenBatches(companyId, dueBefore);
-      await deps.store.flagDeadlinesAtRisk(companyId, { riskBefore, now: clock().toISOString() });
-      // With the breaker open nothing is claimed, so nothing is taken and no attempt spent.
-      if (await deps.gate.mayCall()) await runCompany(deps, companyId, dueBefore, counts);
-    }
+    // BOT_CONCURRENCY items at once across the whole run, whichever companies they belong to.
+    const run: Run = { dueBefore, counts, items: new Slots(deps.config.botConcurrency) };
+    // Company by company (every statement names its company; docs/scaling.md), several at
+    // once: most companies have one small batch, and one at a time would leave the Authority's
+    // capacity idle while each waits for its own store round trips.
+    const companies = await deps.store.companiesWithBotWork({ dueBefore });
+    const failure: { error?: unknown } = {};
+    await forEachConcurrently(companies, deps.config.botConcurrency, async ({ companyId, openBatch, claimable }) => {
+      if (deps.signal?.aborted || "error" in failure) return;
+      try {
+        const closed = openBatch ? await deps.store.closeOpenBatches(companyId, dueBefore) : 0;
+        await deps.store.flagDeadlinesAtRisk(companyId, { riskBefore, now: clock().toISOString() });
+        // With the breaker open nothing is claimed, so nothing is taken and no attempt spent.
+        if (claimable + closed > 0 && (await deps.gate.mayCall())) await runCompany(deps, companyId, claimable + closed, run);
+      } catch (error) {
+        // Stop starting companies; the ones under way finish before the run reports the error.
+        if (!("error" in failure)) failure.error = error;
+      }
+    });
+    if ("error" in failure) throw failure.error;
     deps.events?.runFinished?.({ counts: { ...counts }, durationMs: clock().getTime() - started.getTime() });
     return counts;
   } catch (error) {
@@ -88,11 +101,23 @@ export async function runBotOnce(deps: BotDeps): Promise<BotCounts> {
   }
 }
 
-/** Claims the company's claimable batches one at a time and works on each. */
-async function runCompany(deps: BotDeps, companyId: number, dueBefore: string, counts: BotCounts): Promise<void> {
+/** What every company of one run shares. */
+interface Run {
+  dueBefore: string;
+  counts: BotCounts;
+  /** The run's item slots: BOT_CONCURRENCY. */
+  items: Slots;
+}
+
+/**
+ * Claims the company's claimable batches one at a time, at most `claimable` (what was due when
+ * the run began, so no claim comes back empty but for a race), and works on each.
+ */
+async function runCompany(deps: BotDeps, companyId: number, claimable: number, run: Run): Promise<void> {
+  const { dueBefore, counts } = run;
   const clock = deps.clock ?? (() => new Date());
   const seen = new Set<number>();
-  while (!deps.signal?.aborted) {
+  while (seen.size < claimable && !deps.signal?.aborted) {
     const batch = await deps.store.claimBatch({ companyId, owner: deps.owner, dueBefore, leaseExpiresAt: leaseUntil(deps, clock()) });
     if (!batch) return;
     if (seen.has(batch.workBatchId)) {
@@ -102,7 +127,7 @@ async function runCompany(deps: BotDeps, companyId: number, dueBefore: string, c
     }
     seen.add(batch.workBatchId);
     counts.batches += 1;
-    await runBatch(deps, batch, dueBefore, counts);
+    await runBatch(deps, batch, run);
   }
 }
 
@@ -111,22 +136,24 @@ const leaseUntil = (deps: BotDeps, now: Date) => new Date(now.getTime() + deps.c
 /** Why a batch's work stopped early; undefined while it goes on. */
 type Stop = { kind: "leaseLost" } | { kind: "breakerOpen" } | { kind: "failure"; error: unknown } | undefined;
 
-async function runBatch(deps: BotDeps, batch: ClaimedBatch, dueBefore: string, counts: BotCounts): Promise<void> {
+async function runBatch(deps: BotDeps, batch: ClaimedBatch, run: Run): Promise<void> {
+  const { dueBefore, counts } = run;
   const clock = deps.clock ?? (() => new Date());
   const ref = { companyId: batch.companyId, workBatchId: batch.workBatchId };
-  const run = { stop: undefined as Stop };
-  const going = () => run.stop === undefined && !deps.signal?.aborted;
+  const work = { stop: undefined as Stop };
+  const going = () => work.stop === undefined && !deps.signal?.aborted;
   /** Runs `step` for one item unless the batch's work stopped; its result is counted. */
-  const step = async (work: () => Promise<ItemOutcome["kind"] | "leaseLost" | "breakerOpen">) => {
-    if (!going()) return;
-    try {
-      const result = await work();
-      if (result === "leaseLost" || result === "breakerOpen") run.stop ??= { kind: result };
-      else if (result in counts) counts[result as keyof BotCounts] += 1;
-    } catch (error) {
-      run.stop ??= { kind: "failure", error };
-    }
-  };
+  const step = (itemWork: () => Promise<ItemOutcome["kind"] | "leaseLost" | "breakerOpen">) =>
+    run.items.run(async () => {
+      if (!going()) return;
+      try {
+        const result = await itemWork();
+        if (result === "leaseLost" || result === "breakerOpen") work.stop ??= { kind: result };
+        else if (result in counts) counts[result as keyof BotCounts] += 1;
+      } catch (error) {
+        work.stop ??= { kind: "failure", error };
+      }
+    });
   try {
     // Stage 1: submit the due New items (and InProgress ones a dead worker left).
     while (going()) {
@@ -137,7 +164,7 @@ async function runBatch(deps: BotDeps, batch: ClaimedBatch, dueBefore: string, c
         limit: deps.config.botConcurrency * 4,
         leaseExpiresAt: leaseUntil(deps, now),
       });
-      if (items === undefined) run.stop = { kind: "leaseLost" };
+      if (items === undefined) work.stop = { kind: "leaseLost" };
       if (!items || items.length === 0) break;
       // Items skipped here stay InProgress and are submitted, same key, by whoever goes on.
       await forEachConcurrently(items, deps.config.botConcurrency, (item) => step(() => submitItem(deps, batch, item)));
@@ -152,15 +179,15 @@ async function runBatch(deps: BotDeps, batch: ClaimedBatch, dueBefore: string, c
         limit: deps.config.botConcurrency * 4,
         leaseExpiresAt: leaseUntil(deps, clock()),
       });
-      if (items === undefined) run.stop = { kind: "leaseLost" };
+      if (items === undefined) work.stop = { kind: "leaseLost" };
       if (!items || items.length === 0) break;
       after = items[items.length - 1]!.workItemId;
       await forEachConcurrently(items, deps.config.botConcurrency, (item) => step(() => pollItem(deps, batch, item)));
     }
   } catch (error) {
-    run.stop ??= { kind: "failure", error };
+    work.stop ??= { kind: "failure", error };
   }
-  const stop = run.stop as Stop;
+  const stop = work.stop as Stop;
   if (stop?.kind === "leaseLost") {
     deps.logger?.info(ref, "lost the batch lease to another worker; leaving the batch to it");
     deps.events?.batchFinished?.({ ...ref, outcome: "leaseLost" });

@@ -15,3 +15,34 @@ export async function forEachConcurrently<T>(items: readonly T[], limit: number,
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
 }
+
+/** At most `limit` holders at once; the rest wait in line, first come first served. */
+export class Slots {
+  private held = 0;
+  private readonly waiting: Array<() => void> = [];
+  constructor(private readonly limit: number) {}
+
+  async take(): Promise<void> {
+    if (this.held < this.limit) {
+      this.held += 1;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  give(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.held -= 1;
+  }
+
+  /** Runs `work` in a slot. */
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    await this.take();
+    try {
+      return await work();
+    } finally {
+      this.give();
+    }
+  }
+}

@@ -209,10 +209,11 @@ export interface Store {
   // The bot (SPEC §5), company by company.
   /**
    * The companies with unfinished batches, in company order: `openBatch` when one of its Open
-   * batches holds at least one item (cancelled ones count) and is to be closed. The others have
-   * a Closed or Processing batch, which may or may not be due to claim.
+   * batches holds at least one item (cancelled ones count) and is to be closed; `claimable`, how
+   * many of its Closed or Processing batches `claimBatch` would take by `dueBefore` (0 when they
+   * all wait, which still lets the run flag their deadlines).
    */
-  companiesWithBotWork(): Promise<Array<{ companyId: number; openBatch: boolean }>>;
+  companiesWithBotWork(input: { dueBefore: string }): Promise<Array<{ companyId: number; openBatch: boolean; claimable: number }>>;
   /** The company's Open batches holding at least one item → Closed, closed_at = now. Returns how many. */
   closeOpenBatches(companyId: number, now: string): Promise<number>;
   /**

@@ -7,14 +7,14 @@ import type { ClaimedBatch, Store, WebhookDelivery } from "../../src/store/store
 
 export async function closeOpenBatches(store: Store, now: string): Promise<number> {
   let closed = 0;
-  for (const { companyId, openBatch } of await store.companiesWithBotWork()) {
+  for (const { companyId, openBatch } of await store.companiesWithBotWork({ dueBefore: now })) {
     if (openBatch) closed += await store.closeOpenBatches(companyId, now);
   }
   return closed;
 }
 
 export async function claimNextBatch(store: Store, input: { owner: string; dueBefore: string; leaseExpiresAt: string }): Promise<ClaimedBatch | undefined> {
-  for (const { companyId } of await store.companiesWithBotWork()) {
+  for (const { companyId } of await store.companiesWithBotWork({ dueBefore: input.dueBefore })) {
     const batch = await store.claimBatch({ companyId, ...input });
     if (batch) return batch;
   }

@@ -67,9 +67,9 @@ const newEventId = () => `msg_${randomUUID().replace(/-/g, "")}`;
 
 export function botOperations(db: DatabasePort): BotOperations {
   return {
-    async companiesWithBotWork() {
-      const rows = await db.all<{ company_id: number | string; open_batch: number | string }>(SQL.companiesWithBotWork);
-      return rows.map((row) => ({ companyId: Number(row.company_id), openBatch: Number(row.open_batch) === 1 }));
+    async companiesWithBotWork({ dueBefore }) {
+      const rows = await db.all<{ company_id: number | string; open_batch: number | string; claimable: number | string }>(SQL.companiesWithBotWork, [dueBefore]);
+      return rows.map((row) => ({ companyId: Number(row.company_id), openBatch: Number(row.open_batch) === 1, claimable: Number(row.claimable) }));
     },
 
     closeOpenBatches(companyId, now) {

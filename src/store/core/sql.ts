@@ -80,10 +80,13 @@ export const SQL = {
    */
   companiesWithBotWork: statement(
     "companies_with_bot_work",
-    `SELECT company_id, MAX(open_batch) AS open_batch FROM (
-       SELECT company_id, 1 AS open_batch FROM work_batches WHERE status = 'Open' AND item_count > 0
+    `SELECT company_id, MAX(open_batch) AS open_batch, SUM(claimable) AS claimable FROM (
+       SELECT company_id, 1 AS open_batch, 0 AS claimable FROM work_batches WHERE status = 'Open' AND item_count > 0
        UNION ALL
-       SELECT company_id, 0 AS open_batch FROM work_batches WHERE status IN ('Closed', 'Processing')
+       SELECT company_id, 0 AS open_batch,
+              CASE WHEN status = 'Closed' OR ((lease_expires_at IS NULL OR lease_expires_at <= $1) AND (next_run_at IS NULL OR next_run_at <= $1))
+                   THEN 1 ELSE 0 END AS claimable
+         FROM work_batches WHERE status IN ('Closed', 'Processing')
      ) work
      GROUP BY company_id ORDER BY company_id`,
   ),
