@@ -8,7 +8,7 @@ import type { AppContext } from "../../app-context.ts";
 import { parseApiKey, secretMatches } from "../../auth/credentials.ts";
 import { ApiError } from "../../errors.ts";
 import { createCanonicalizer } from "../../http/compat.ts";
-import { problemResponses } from "../shared/problem-schema.ts";
+import { publicResponses } from "../shared/problem-schema.ts";
 
 export const Credentials = Type.Object(
   {
@@ -43,9 +43,11 @@ export async function registerLogin(app: FastifyInstance, ctx: AppContext): Prom
   app.post<{ Body: Credentials }>("/api/Login/Authenticate", {
     schema: {
       summary: "Exchange an API key and secret for a bearer token",
+      operationId: "Authenticate",
       tags: ["Login"],
+      security: [],
       body: Credentials,
-      response: { 200: TokenResponse, ...problemResponses(400, 401, 413, 415, 429, 503) },
+      response: { 200: TokenResponse, ...publicResponses(400, 401, 413, 415, 429, 503) },
     },
     preValidation: async (request) => {
       request.body = canonicalize(request.body) as Credentials;
