@@ -94,6 +94,7 @@ for (const backend of backends) {
       assert.equal(result.replayed, "true", "the same Idempotency-Key and body: the first answer again");
       assert.equal(result.read.workItemId, result.added.workItemId);
       assert.equal(result.read.status, "New");
+      assert.equal(result.read.request.exportDate, "2099-12-01T08:00:00.000Z");
       assert.deepEqual(result.listed, [result.added.workItemId]);
       assert.equal(result.cancelled.status, "Cancelled");
       assert.equal(result.missingStatus, 404);

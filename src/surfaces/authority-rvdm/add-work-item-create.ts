@@ -12,7 +12,7 @@ import { createCanonicalizer } from "../../http/compat.ts";
 import { checkWebhookTarget } from "../../webhooks/address-guard.ts";
 import { guardedResponses } from "../shared/problem-schema.ts";
 import { BooleanTranslationObject, ExtraTranslationObject, TranslationObject } from "../shared/translation-object.ts";
-import { deadlineFor } from "../../domain/deadline.ts";
+import { deadlineFor, toUtcIso } from "../../domain/deadline.ts";
 
 export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 60 * 60;
 
@@ -112,7 +112,7 @@ export function register(app: FastifyInstance, ctx: AppContext): void {
     },
     handler: async (request, reply) => {
       const { companyId } = request.tenant;
-      const body = request.body;
+      const body = normalizeWorkItem(request.body);
       if (body.webhookUrl !== undefined) await assertPublicWebhookTarget(body.webhookUrl, ctx);
       const key = request.headers["idempotency-key"];
       const flightKey = key === undefined ? undefined : `${companyId}\u0000${key}`;
@@ -147,6 +147,14 @@ export function register(app: FastifyInstance, ctx: AppContext): void {
       }
     },
   });
+}
+
+/**
+ * The body as it is stored (SPEC §11.5): exportDate as the UTC instant with Z, so "08:00:00",
+ * "08:00:00Z" and "10:00:00+02:00" are one instant, one text, one idempotency hash.
+ */
+export function normalizeWorkItem(body: AuthorityRvdmWorkItemCreate): AuthorityRvdmWorkItemCreate {
+  return { ...body, exportDate: toUtcIso(body.exportDate) };
 }
 
 /**
