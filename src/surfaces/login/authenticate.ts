@@ -54,7 +54,8 @@ export async function registerLogin(app: FastifyInstance, ctx: AppContext): Prom
     },
     handler: async (request): Promise<TokenResponse> => {
       const { apiKey, secret } = request.body;
-      // Throws 429 before the secret is looked at when this address or key failed too often.
+      // Throws 429 before the secret is looked at when this address failed on this key too often;
+      // an address over its own limit gets its 429 only for wrong credentials (SPEC §11.5).
       const attempt = await ctx.rateLimits.login.begin(apiKey, request.ip);
       let outcome: "failed" | "succeeded" | "undecided" = "undecided";
       try {
@@ -65,7 +66,7 @@ export async function registerLogin(app: FastifyInstance, ctx: AppContext): Prom
         if (key instanceof Promise) key = await key;
         if (!key || key.revokedAt !== null || !secretMatches(secret, key.secretHash)) {
           outcome = "failed";
-          throw invalidCredentials();
+          throw attempt.refusal ?? invalidCredentials();
         }
         const { bearerToken, expires } = ctx.tokens.issue(key.companyId, key.keyId);
         ctx.metrics.tokensIssued.inc();
