@@ -13,8 +13,8 @@ import { checkWebhookTarget } from "../../webhooks/address-guard.ts";
 import { guardedResponses } from "../shared/problem-schema.ts";
 import { BooleanTranslationObject, ExtraTranslationObject, TranslationObject } from "../shared/translation-object.ts";
 import { deadlineFor, toUtcIso } from "../../domain/deadline.ts";
+import { IDEMPOTENCY_RETENTION_SECONDS } from "../../lifecycle/idempotency-sweep.ts";
 
-export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 60 * 60;
 
 /** References are stored as text columns, which in PostgreSQL cannot hold U+0000 or a lone surrogate. */
 const PLAIN_TEXT = { pattern: "^[^\\u0000\\uD800-\\uDFFF]*$", errorMessage: "must not contain U+0000 or unpaired surrogate characters" };
