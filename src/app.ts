@@ -19,6 +19,7 @@ import { lazyChildLoggerFactory } from "./http/request-logger.ts";
 import { createValidatorCompiler } from "./http/validation.ts";
 import { documentDocsRoute, OpenApiDocumentSchema } from "./http/docs.ts";
 import { installRequestObservation } from "./http/observability.ts";
+import { finishOpenApiDocument } from "./http/openapi-contract.ts";
 import { createLogger } from "./logger.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
 import { createRateLimits } from "./rate-limit/index.ts";
@@ -110,9 +111,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         description:
           "Hand Authority RVDM registration work to the bot and get the results back. Exchange your API key and secret for a 20-minute token at POST /api/Login/Authenticate, then send it as `Authorization: Bearer <token>`.",
       },
+      // Relative: the document names the server that serves it, wherever that is.
+      servers: [{ url: "/", description: "the server that serves this document" }],
       components: { securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" } } },
     },
     transform: documentDocsRoute,
+    transformObject: (document) => ("openapiObject" in document ? finishOpenApiDocument(document.openapiObject) : document.swaggerObject),
   });
   await app.register(swaggerUi, { routePrefix: "/docs", uiConfig: { validatorUrl: null, docExpansion: "list", deepLinking: true } });
   app.get("/openapi.json", { schema: OpenApiDocumentSchema }, async () => app.swagger() as unknown as Record<string, unknown>);

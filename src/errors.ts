@@ -79,7 +79,9 @@ export function problemFor(error: ApiError, request: FastifyRequest): ProblemDet
     instance: request.url.split("?")[0] ?? request.url,
     traceId: String(request.id),
   };
+  // Every 400 is a ValidationProblemDetails, as ASP.NET answers a body it cannot read: `$` is the body.
   if (error.errors) problem.errors = error.errors;
+  else if (error.status === 400) problem.errors = { $: [error.detail] };
   return problem;
 }
 

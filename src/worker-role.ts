@@ -8,8 +8,12 @@ import { newWorkerId, openAuthority, type OpenedAuthority } from "./bot/authorit
 import { createAuthorityGate, type AuthorityGate } from "./bot/authority-gate.ts";
 import { runBotOnce, type BotEvents } from "./bot/run-once.ts";
 import { startBotScheduler, type BotScheduler } from "./bot/scheduler.ts";
+import { sweepExpiredIdempotencyKeys } from "./lifecycle/idempotency-sweep.ts";
 import type { Store } from "./store/store.ts";
 import { createDispatcher, type Dispatcher, type WebhookEvents } from "./webhooks/dispatcher.ts";
+
+/** Most expired idempotency keys one bot pass deletes. */
+const IDEMPOTENCY_SWEEP_ROWS = 1000;
 
 export interface WorkerRole {
   workerId: string;
@@ -47,7 +51,15 @@ export async function startWorkerRole(config: Config, deps: WorkerRoleDeps): Pro
   const scheduler = startBotScheduler({
     schedule: config.botSchedule,
     logger,
-    run: (signal) => runBotOnce({ store: deps.store, gate, config, owner: workerId, logger, events: botEvents, signal }),
+    run: async (signal) => {
+      const counts = await runBotOnce({ store: deps.store, gate, config, owner: workerId, logger, events: botEvents, signal });
+      // Housekeeping rides on the bot's pass: bounded, and a failure never fails the pass.
+      await sweepExpiredIdempotencyKeys(deps.store, { now: new Date(), maxRows: IDEMPOTENCY_SWEEP_ROWS }).then(
+        (deleted) => deleted > 0 && logger.info({ deleted }, "expired idempotency keys deleted"),
+        (error: unknown) => logger.warn({ err: error }, "idempotency key sweep failed; the next pass tries again"),
+      );
+      return counts;
+    },
   });
   dispatcher.start();
   logger.info({ schedule: config.botSchedule, nextRunAt: scheduler.nextRunAt()?.toISOString() }, "bot and webhook dispatcher started");

@@ -5,7 +5,8 @@
  *
  * - Every child leads its own process group and is signalled through that group's id, never by
  *   name: `stop()` sends SIGTERM, then SIGKILL after a grace period, and resolves once the whole
- *   group is gone (under `npm start` the server is npm's grandchild and may outlive npm a moment).
+ *   group is gone (under `npm start` the server is npm's child, through `exec`, and may outlive
+ *   npm a moment).
  * - stdout and stderr are collected, stdout also as complete lines: readiness is a line the child
  *   prints (the server's "work-item-api started" log record, a helper's "listening <port>"), or,
  *   for a server that logs below info, its /healthz answering.

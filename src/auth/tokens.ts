@@ -68,7 +68,8 @@ export class TokenService {
       algorithms: ["HS256"],
       allowedIss: settings.issuer,
       allowedAud: settings.audience,
-      requiredClaims: ["CompanyId", "role", "sub", "exp", "iat", "nbf", "iss", "aud"],
+      // No "role": a valid token without it is a 403 (the guard), as ASP.NET's [Authorize(Roles)] does.
+      requiredClaims: ["CompanyId", "sub", "exp", "iat", "nbf", "iss", "aud"],
     });
   }
 

@@ -15,7 +15,7 @@ import type { AuthorityRvdmWorkItemCreate as WorkItemCreateSchema } from "../sur
 import type { WorkItemsQuery as WorkItemsQuerySchema } from "../surfaces/authority-rvdm/list-work-items.ts";
 import type { Credentials as CredentialsSchema, TokenResponse as TokenResponseSchema } from "../surfaces/login/authenticate.ts";
 import type { HealthStatus as HealthStatusSchema, ReadyStatus as ReadyStatusSchema } from "../surfaces/ops/index.ts";
-import type { ProblemDetails as ProblemDetailsSchema } from "../surfaces/shared/problem-schema.ts";
+import type { ProblemDetails as ProblemDetailsSchema, ValidationProblemDetails as ValidationProblemDetailsSchema } from "../surfaces/shared/problem-schema.ts";
 
 /** Body of POST /api/Login/Authenticate. */
 export type Credentials = Static<typeof CredentialsSchema>;
@@ -34,8 +34,8 @@ export type WorkBatchView = Static<typeof WorkBatchViewSchema>;
 export type WorkItemPage = Static<typeof WorkItemPageSchema>;
 /** Filters and paging of GET /api/AuthorityRvdm/WorkItems; every one optional (limit defaults to 50). */
 export type ListWorkItemsQuery = Partial<Static<typeof WorkItemsQuerySchema>>;
-/** RFC 9457 problem details, the body of every error answer. */
-export type ProblemDetails = Static<typeof ProblemDetailsSchema>;
+/** RFC 9457 problem details, the body of every error answer; a 400 adds `errors` (ValidationProblemDetails). */
+export type ProblemDetails = Static<typeof ProblemDetailsSchema> & Partial<Pick<Static<typeof ValidationProblemDetailsSchema>, "errors">>;
 export type HealthStatus = Static<typeof HealthStatusSchema>;
 export type ReadyStatus = Static<typeof ReadyStatusSchema>;
 

@@ -128,6 +128,9 @@ export function utcInstant(dateTime: string): number {
   return Date.parse(/(Z|[+-]\d\d:?\d\d)$/i.test(dateTime) ? dateTime : `${dateTime}Z`);
 }
 
+/** The same instant as ISO 8601 UTC with milliseconds and `Z`, as exportDate is stored and shown. */
+export const toUtcIso = (dateTime: string): string => new Date(utcInstant(dateTime)).toISOString();
+
 /** `deadlineAt` for a transport on `exportDate` (an ISO 8601 date-time), as an ISO 8601 UTC instant. */
 export function deadlineFor(exportDate: string, rule: DeadlineRule): string {
   const day = calendarDayIn(utcInstant(exportDate), rule.timeZone);

@@ -5,6 +5,7 @@
  */
 import type { SwaggerTransform } from "@fastify/swagger";
 import { Type } from "@sinclair/typebox";
+import { publicResponses } from "../surfaces/shared/problem-schema.ts";
 
 const html = (description: string, example: string) => ({
   description,
@@ -13,14 +14,18 @@ const html = (description: string, example: string) => ({
 
 const DocsPageSchema = {
   summary: "This interactive API reference (served offline, no CDN)",
+  operationId: "GetDocsPage",
   tags: ["Operations"],
-  response: { 200: html("the reference page", "<!-- HTML --><title>Swagger UI</title>") },
+  security: [],
+  response: { 200: html("the reference page", "<!-- HTML --><title>Swagger UI</title>"), ...publicResponses() },
 };
 
 /** The generated OpenAPI 3.1 document itself. */
 export const OpenApiDocumentSchema = {
   summary: "The OpenAPI 3.1 document of this API",
+  operationId: "GetOpenApiDocument",
   tags: ["Operations"],
+  security: [],
   response: {
     200: Type.Unsafe<Record<string, unknown>>({
       type: "object",
@@ -28,6 +33,7 @@ export const OpenApiDocumentSchema = {
       description: "OpenAPI 3.1 document",
       examples: [{ openapi: "3.1.0", info: { title: "Work-Item API", version: "1.0.0" }, paths: {} }],
     }),
+    ...publicResponses(),
   },
 };
 

@@ -1,8 +1,10 @@
 /**
  * Failed logins per client address and per API key (SPEC §8, LOGIN_FAILURES_PER_MINUTE).
  *
- * - Per address: after N failures in a minute, every login attempt from that address gets 429,
- *   even with a right secret, until the minute is over.
+ * - Per address: after N failures in a minute, a login from that address whose key or secret
+ *   is wrong gets 429 instead of 401 until the minute is over. A right key and secret still log
+ *   in (SPEC §11.5): integrators behind one shared address must not lock each other out, and a
+ *   guesser learns nothing it could not learn from the per-key limit below.
  * - Per key: after N failures on one key in a minute (from anywhere) the key is "under attack".
  *   It is not locked for everyone, since then any stranger could lock an integrator out with
  *   N wrong guesses. Instead an address that has already failed on that key in the window
@@ -21,10 +23,12 @@ const WINDOW_SECONDS = 60;
 
 /** One admitted attempt; settle it once its outcome is known. */
 export interface LoginAttempt {
+  /** Set while this address is over its limit: the answer to wrong credentials, instead of 401. */
+  readonly refusal: ApiError | undefined;
   settle(outcome: "failed" | "succeeded" | "undecided"): Promise<void>;
 }
 
-const noAttempt: LoginAttempt = { settle: async () => {} };
+const noAttempt: LoginAttempt = { refusal: undefined, settle: async () => {} };
 
 export const rateLimited = (msBeforeNext: number, detail: string) =>
   new ApiError("RATE_LIMITED", detail, { headers: { "retry-after": String(Math.max(1, Math.ceil(msBeforeNext / 1000))) } });
@@ -42,14 +46,15 @@ export class LoginThrottle {
     this.byKeyAndAddress = factory.create(spec("login-fail-key-addr"));
   }
 
-  /** Throws RATE_LIMITED (429 with Retry-After) when this attempt may not even be checked. */
+  /**
+   * Throws RATE_LIMITED (429 with Retry-After) when this attempt may not even be checked (the
+   * per-key rule); an address over its limit is told through `refusal`, once the secret is known
+   * to be wrong.
+   */
   async begin(apiKey: string, address: string): Promise<LoginAttempt> {
     if (!this.byAddress || !this.byKey || !this.byKeyAndAddress) return noAttempt;
     const pair = `${apiKey}|${address}`;
     const addressWait = await this.byAddress.consume(address);
-    if (addressWait !== undefined) {
-      throw rateLimited(addressWait, "Too many failed logins from this address; retry after the time in Retry-After.");
-    }
     const keyWait = await this.byKey.consume(apiKey);
     if (keyWait !== undefined) {
       const record = await this.byKeyAndAddress.peek(pair);
@@ -60,6 +65,7 @@ export class LoginThrottle {
     }
     await this.byKeyAndAddress.consume(pair);
     return {
+      refusal: addressWait === undefined ? undefined : rateLimited(addressWait, "Too many failed logins from this address; retry after the time in Retry-After."),
       settle: async (outcome) => {
         if (outcome === "failed") return;
         await Promise.all([

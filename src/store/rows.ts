@@ -5,6 +5,7 @@
  */
 import type { WorkBatchCounts, WorkBatchStatus, WorkBatchView, WorkItemStatus, WorkItemView } from "../domain/views.ts";
 import { countKeyFor, emptyCounts } from "../domain/views.ts";
+import { utcInstant } from "../domain/deadline.ts";
 import type { ApiKeyRecord, ClaimedBatch, Company, DueItem, ItemToPoll, WebhookDelivery, WebhookEventType } from "./store.ts";
 
 type Timestamp = string | Date;
@@ -14,6 +15,17 @@ type Id = number | string;
 export const iso = (value: Timestamp): string => (value instanceof Date ? value.toISOString() : value);
 export const isoOrNull = (value: Timestamp | null): string | null => (value === null ? null : iso(value));
 const parsed = <T>(value: Json | null): T | null => (value === null ? null : ((typeof value === "string" ? JSON.parse(value) : value) as T));
+
+/** The stored body; exportDate as the UTC instant with Z even in rows stored before intake normalised it. */
+function storedRequest(value: Json): Record<string, unknown> {
+  const request = parsed<Record<string, unknown>>(value) ?? {};
+  const exportDate = request.exportDate;
+  if (typeof exportDate === "string" && !exportDate.endsWith("Z")) {
+    const instant = utcInstant(exportDate);
+    if (!Number.isNaN(instant)) request.exportDate = new Date(instant).toISOString();
+  }
+  return request;
+}
 
 export interface WorkItemRow {
   work_item_id: Id;
@@ -47,7 +59,7 @@ export function toWorkItemView(row: WorkItemRow): WorkItemView {
     customerReference: row.customer_reference,
     documentReference: row.document_reference,
     webhookUrl: row.webhook_url,
-    request: parsed<Record<string, unknown>>(row.request) ?? {},
+    request: storedRequest(row.request),
     result: parsed(row.result),
     error: parsed(row.error),
     attempts: row.attempts,
@@ -149,7 +161,7 @@ export const toDueItem = (row: DueItemRow): DueItem => ({
   workBatchId: Number(row.work_batch_id),
   workItemId: Number(row.work_item_id),
   workType: row.work_type,
-  request: parsed<Record<string, unknown>>(row.request) ?? {},
+  request: storedRequest(row.request),
   attempts: row.attempts,
   deadlineAt: isoOrNull(row.deadline_at),
 });

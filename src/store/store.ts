@@ -303,4 +303,8 @@ export interface Store {
    * operator's backlog gauge (`work_item_api_outbox_backlog`), not tenant data.
    */
   countPendingWebhookDeliveries(): Promise<number>;
+  /** Up to `limit` companies holding idempotency keys created at or before `createdBefore` (sweep step 1). */
+  companiesWithExpiredIdempotencyKeys(input: { createdBefore: string; limit: number }): Promise<number[]>;
+  /** Deletes up to `limit` of the company's idempotency keys created at or before `createdBefore`; resolves to how many. */
+  deleteExpiredIdempotencyKeys(input: { companyId: number; createdBefore: string; limit: number }): Promise<number>;
 }

@@ -5,15 +5,9 @@
  * `whsec_` secret.
  */
 import { Webhook } from "standardwebhooks";
-import type { WorkItemView } from "../domain/views.ts";
-import type { WebhookEventType } from "../store/store.ts";
+import type { WebhookEvent } from "./event-schema.ts";
 
-export interface WebhookEvent {
-  type: WebhookEventType;
-  /** When the item reached its terminal status. */
-  timestamp: string;
-  data: WorkItemView;
-}
+export type { WebhookEvent } from "./event-schema.ts";
 
 export interface SignedRequest {
   body: string;

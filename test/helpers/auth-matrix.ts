@@ -70,9 +70,12 @@ export async function assertRouteIsGuarded(t: TestApp, tenant: Tenant, route: Pr
     assert.equal(problem(response).status, 401);
   }
 
-  const wrongRole = await call({ authorization: `Bearer ${forgeToken(claimsFor(tenant, { role: "User" }))}` });
-  assert.equal(wrongRole.statusCode, 403, `${route.url}: token without role ApiKey`);
-  assert.equal(problem(wrongRole).status, 403);
+  for (const [name, role] of [["another role", "User"], ["no role claim", undefined]] as const) {
+    const wrongRole = await call({ authorization: `Bearer ${forgeToken(claimsFor(tenant, { role }))}` });
+    assert.equal(wrongRole.statusCode, 403, `${route.url}: token with ${name}`);
+    assert.equal(problem(wrongRole).status, 403);
+    assert.equal(wrongRole.headers["www-authenticate"], undefined, `${route.url}: a 403 asks for no other token`);
+  }
 }
 
 /** A valid token of `other` must see the same 404 for `owner`'s id as for a missing id. */

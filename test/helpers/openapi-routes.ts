@@ -36,7 +36,7 @@ interface OpenApiOperation {
 export async function apiOperations(app: FastifyInstance): Promise<ApiOperation[]> {
   const response = await app.inject({ url: "/openapi.json" });
   if (response.statusCode !== 200) throw new Error(`/openapi.json answered ${response.statusCode}`);
-  const document = response.json<{ paths: Record<string, Record<string, OpenApiOperation>> }>();
+  const document = inlineRefs(response.json<{ paths: Record<string, Record<string, OpenApiOperation>>; components?: { schemas?: Record<string, unknown> } }>());
   const operations: ApiOperation[] = [];
   for (const [path, item] of Object.entries(document.paths)) {
     for (const [method, operation] of Object.entries(item)) {
@@ -56,6 +56,19 @@ export async function apiOperations(app: FastifyInstance): Promise<ApiOperation[
   }
   if (operations.length === 0) throw new Error("/openapi.json lists no operations");
   return operations;
+}
+
+/** The document with every `#/components/schemas/…` reference replaced by the schema it names. */
+function inlineRefs<T extends { components?: { schemas?: Record<string, unknown> } }>(document: T): T {
+  const schemas = document.components?.schemas ?? {};
+  const inline = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(inline);
+    if (typeof node !== "object" || node === null) return node;
+    const { $ref, ...rest } = node as Record<string, unknown>;
+    if (typeof $ref === "string" && $ref.startsWith("#/components/schemas/")) return inline(schemas[$ref.slice("#/components/schemas/".length)]);
+    return Object.fromEntries(Object.entries(rest).map(([key, value]) => [key, inline(value)]));
+  };
+  return inline(document) as T;
 }
 
 /** Fills the path template; every `{name}` must have a value. */

@@ -38,13 +38,26 @@ for (const backend of await availableBackends()) {
       assert.deepEqual(statuses, [...Array(10).fill(401), ...Array(40).fill(429)]);
 
       const rightFromAttacker = await login(attacker, { apiKey: victim.apiKey, secret: victim.secret });
-      assert.equal(rightFromAttacker.statusCode, 429, "the blocked address is blocked even with the right secret");
+      assert.equal(rightFromAttacker.statusCode, 429, "the per-key rule: this address guessed at this key");
       const otherKeyFromAttacker = await login(attacker, wrong("wia_999_0123456789abcdef"));
       assert.equal(otherKeyFromAttacker.statusCode, 429, "the block covers every key from that address");
 
       const rightFromElsewhere = await login("198.51.100.20", { apiKey: victim.apiKey, secret: victim.secret });
       assert.equal(rightFromElsewhere.statusCode, 200, "a right secret from another address still works");
       assert.ok(rightFromElsewhere.json<{ bearerToken: string }>().bearerToken);
+    });
+
+    test("one integrator's mistakes behind a shared address never refuse another's right key and secret", async () => {
+      const shared = "203.0.113.50";
+      const careless = await t.tenant(611);
+      const careful = await t.tenant(612);
+      for (let i = 0; i < 12; i++) await login(shared, wrong(careless.apiKey, i));
+      assert.equal((await login(shared, wrong("wia_998_0123456789abcdef"))).statusCode, 429, "the address is over its limit for wrong credentials");
+      const right = await login(shared, { apiKey: careful.apiKey, secret: careful.secret });
+      assert.equal(right.statusCode, 200, "a right key and secret still log in");
+      assert.ok(right.json<{ bearerToken: string }>().bearerToken);
+      assert.equal((await login(shared, wrong(careful.apiKey, 1))).statusCode, 429, "a wrong secret from it is refused with 429, not checked into a 401");
+      assert.equal((await login(shared, { apiKey: careless.apiKey, secret: careless.secret })).statusCode, 429, "the per-key limit is unchanged");
     });
 
     test("a key under attack: an address that failed on it is refused, a clean one still gets its try", async () => {

@@ -263,4 +263,15 @@ export const SQL = {
     "pending_deliveries_by_company",
     "SELECT company_id, COUNT(*) AS pending FROM webhook_outbox WHERE status = 'Pending' GROUP BY company_id",
   ),
+  /** Across companies, the idempotency sweep's step 1: companies with expired keys. */
+  companiesWithExpiredIdempotencyKeys: statement(
+    "companies_with_expired_idempotency_keys",
+    "SELECT DISTINCT company_id FROM idempotency_keys WHERE created_at <= $1 ORDER BY company_id LIMIT $2",
+  ),
+  /** Step 2, one company at a time: at most $3 of its expired keys. */
+  deleteExpiredIdempotencyKeys: statement(
+    "delete_expired_idempotency_keys",
+    `DELETE FROM idempotency_keys WHERE company_id = $1 AND idempotency_key IN (
+       SELECT idempotency_key FROM idempotency_keys WHERE company_id = $1 AND created_at <= $2 ORDER BY created_at LIMIT $3)`,
+  ),
 } as const;

@@ -10,11 +10,11 @@ import { BatchKey, WORK_TYPE_AUTHORITY_RVDM } from "../../domain/views.ts";
 import { ApiError } from "../../errors.ts";
 import { createCanonicalizer } from "../../http/compat.ts";
 import { checkWebhookTarget } from "../../webhooks/address-guard.ts";
-import { problemResponses } from "../shared/problem-schema.ts";
+import { guardedResponses } from "../shared/problem-schema.ts";
 import { BooleanTranslationObject, ExtraTranslationObject, TranslationObject } from "../shared/translation-object.ts";
-import { deadlineFor } from "../../domain/deadline.ts";
+import { deadlineFor, toUtcIso } from "../../domain/deadline.ts";
+import { IDEMPOTENCY_RETENTION_SECONDS } from "../../lifecycle/idempotency-sweep.ts";
 
-export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 60 * 60;
 
 /** References are stored as text columns, which in PostgreSQL cannot hold U+0000 or a lone surrogate. */
 const PLAIN_TEXT = { pattern: "^[^\\u0000\\uD800-\\uDFFF]*$", errorMessage: "must not contain U+0000 or unpaired surrogate characters" };
@@ -80,6 +80,19 @@ const IdempotencyHeaders = Type.Object({
 
 const canonicalize = createCanonicalizer(AuthorityRvdmWorkItemCreate);
 
+/** The 200: the batch key, and the header that says it is the first answer again. */
+const AddedResponse = {
+  description: "where the item landed",
+  headers: {
+    "Idempotency-Replayed": {
+      type: "string",
+      enum: ["true"],
+      description: "`true` when this is the first answer to an earlier request with the same Idempotency-Key and body; nothing new was stored",
+    },
+  },
+  content: { "application/json": { schema: BatchKey, example: { workBatchId: 17, workItemId: 4711 } } },
+};
+
 export function register(app: FastifyInstance, ctx: AppContext): void {
   /** Keys whose first request is still being committed in this process. */
   const inFlight = new Set<string>();
@@ -87,18 +100,19 @@ export function register(app: FastifyInstance, ctx: AppContext): void {
   app.post<{ Body: AuthorityRvdmWorkItemCreate; Headers: Static<typeof IdempotencyHeaders> }>("/api/AuthorityRvdm/AddWorkItemCreate", {
     schema: {
       summary: "Add one Authority RVDM create work item to the company's open batch",
+      operationId: "AddWorkItemCreate",
       tags: ["AuthorityRvdm"],
       security: [{ bearer: [] }],
       headers: IdempotencyHeaders,
       body: AuthorityRvdmWorkItemCreate,
-      response: { 200: BatchKey, ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429, 503) },
+      response: { 200: AddedResponse, ...guardedResponses(400, 409, 413, 415, 422) },
     },
     preValidation: async (request) => {
       request.body = canonicalize(request.body) as AuthorityRvdmWorkItemCreate;
     },
     handler: async (request, reply) => {
       const { companyId } = request.tenant;
-      const body = request.body;
+      const body = normalizeWorkItem(request.body);
       if (body.webhookUrl !== undefined) await assertPublicWebhookTarget(body.webhookUrl, ctx);
       const key = request.headers["idempotency-key"];
       const flightKey = key === undefined ? undefined : `${companyId}\u0000${key}`;
@@ -133,6 +147,14 @@ export function register(app: FastifyInstance, ctx: AppContext): void {
       }
     },
   });
+}
+
+/**
+ * The body as it is stored (SPEC §11.5): exportDate as the UTC instant with Z, so "08:00:00",
+ * "08:00:00Z" and "10:00:00+02:00" are one instant, one text, one idempotency hash.
+ */
+export function normalizeWorkItem(body: AuthorityRvdmWorkItemCreate): AuthorityRvdmWorkItemCreate {
+  return { ...body, exportDate: toUtcIso(body.exportDate) };
 }
 
 /**

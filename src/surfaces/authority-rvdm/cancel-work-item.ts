@@ -8,7 +8,7 @@ import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../app-context.ts";
 import { WorkItemView } from "../../domain/views.ts";
 import { ApiError } from "../../errors.ts";
-import { problemResponses } from "../shared/problem-schema.ts";
+import { guardedResponses } from "../shared/problem-schema.ts";
 import { WorkItemParams, workItemNotFound } from "./get-work-item.ts";
 
 export function register(app: FastifyInstance, ctx: AppContext): void {
@@ -16,10 +16,11 @@ export function register(app: FastifyInstance, ctx: AppContext): void {
     schema: {
       summary: "Cancel a work item that is still New in an Open batch",
       description: "Answers the item with status Cancelled. 409 when the item is no longer New or its batch is no longer Open.",
+      operationId: "CancelWorkItem",
       tags: ["AuthorityRvdm"],
       security: [{ bearer: [] }],
       params: WorkItemParams,
-      response: { 200: WorkItemView, ...problemResponses(400, 401, 403, 404, 409, 429, 503) },
+      response: { 200: WorkItemView, ...guardedResponses(400, 404, 409) },
     },
     handler: async (request) => {
       const { workItemId } = request.params;

@@ -5,7 +5,7 @@ import type { AppContext } from "../../app-context.ts";
 import { WorkBatchView } from "../../domain/views.ts";
 import { ApiError } from "../../errors.ts";
 import { PositiveId } from "../shared/ids.ts";
-import { problemResponses } from "../shared/problem-schema.ts";
+import { guardedResponses } from "../shared/problem-schema.ts";
 
 const WorkBatchParams = Type.Object({ workBatchId: PositiveId("the work batch id") });
 
@@ -13,10 +13,11 @@ export function register(app: FastifyInstance, ctx: AppContext): void {
   app.get<{ Params: Static<typeof WorkBatchParams> }>("/api/AuthorityRvdm/WorkBatch/:workBatchId", {
     schema: {
       summary: "Read one work batch with its item counts per status",
+      operationId: "GetWorkBatch",
       tags: ["AuthorityRvdm"],
       security: [{ bearer: [] }],
       params: WorkBatchParams,
-      response: { 200: WorkBatchView, ...problemResponses(400, 401, 403, 404, 429, 503) },
+      response: { 200: WorkBatchView, ...guardedResponses(400, 404) },
     },
     handler: async (request) => {
       const batch = await ctx.store.getWorkBatch(request.tenant.companyId, request.params.workBatchId);

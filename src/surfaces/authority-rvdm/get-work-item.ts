@@ -5,7 +5,7 @@ import type { AppContext } from "../../app-context.ts";
 import { WorkItemView } from "../../domain/views.ts";
 import { ApiError } from "../../errors.ts";
 import { PositiveId } from "../shared/ids.ts";
-import { problemResponses } from "../shared/problem-schema.ts";
+import { guardedResponses } from "../shared/problem-schema.ts";
 
 export const WorkItemParams = Type.Object({ workItemId: PositiveId("the work item id") });
 
@@ -15,10 +15,11 @@ export function register(app: FastifyInstance, ctx: AppContext): void {
   app.get<{ Params: Static<typeof WorkItemParams> }>("/api/AuthorityRvdm/WorkItem/:workItemId", {
     schema: {
       summary: "Read one work item: status, result or error, attempts and timestamps",
+      operationId: "GetWorkItem",
       tags: ["AuthorityRvdm"],
       security: [{ bearer: [] }],
       params: WorkItemParams,
-      response: { 200: WorkItemView, ...problemResponses(400, 401, 403, 404, 429, 503) },
+      response: { 200: WorkItemView, ...guardedResponses(400, 404) },
     },
     handler: async (request) => {
       const item = await ctx.store.getWorkItem(request.tenant.companyId, request.params.workItemId);

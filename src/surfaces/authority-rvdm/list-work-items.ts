@@ -9,7 +9,9 @@ import { WorkItemPage, WorkItemStatus } from "../../domain/views.ts";
 import { ApiError } from "../../errors.ts";
 import { createCanonicalizer } from "../../http/compat.ts";
 import { PositiveId } from "../shared/ids.ts";
-import { problemResponses } from "../shared/problem-schema.ts";
+import { guardedResponses } from "../shared/problem-schema.ts";
+
+const DEFAULT_LIMIT = 50;
 
 export const WorkItemsQuery = Type.Object({
   status: Type.Optional(WorkItemStatus),
@@ -18,7 +20,7 @@ export const WorkItemsQuery = Type.Object({
   deadlineBefore: Type.Optional(
     Type.String({ format: "date-time", description: "only items whose deadlineAt is before this instant (items without a deadline never match)" }),
   ),
-  limit: Type.Integer({ minimum: 1, maximum: 200, default: 50, description: "page size, 1–200" }),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: DEFAULT_LIMIT, description: "page size, 1–200 (default 50)" })),
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "nextCursor of the previous page" })),
 });
 type WorkItemsQuery = Static<typeof WorkItemsQuery>;
@@ -55,16 +57,17 @@ export function register(app: FastifyInstance, ctx: AppContext): void {
   app.get<{ Querystring: WorkItemsQuery }>("/api/AuthorityRvdm/WorkItems", {
     schema: {
       summary: "List the company's work items, newest first, with filters and a keyset cursor",
+      operationId: "ListWorkItems",
       tags: ["AuthorityRvdm"],
       security: [{ bearer: [] }],
       querystring: WorkItemsQuery,
-      response: { 200: WorkItemPage, ...problemResponses(400, 401, 403, 429, 503) },
+      response: { 200: WorkItemPage, ...guardedResponses(400) },
     },
     preValidation: async (request) => {
       request.query = canonicalizeQuery(request.query) as WorkItemsQuery;
     },
     handler: async (request) => {
-      const { status, customerReference, workBatchId, deadlineBefore, limit, cursor } = request.query;
+      const { status, customerReference, workBatchId, deadlineBefore, limit = DEFAULT_LIMIT, cursor } = request.query;
       const items = await ctx.store.listWorkItems(request.tenant.companyId, {
         status,
         customerReference,

@@ -4,5 +4,5 @@ import type { AppContext } from "../../app-context.ts";
 import { registerPing } from "../shared/ping.ts";
 
 export function register(app: FastifyInstance, ctx: AppContext): void {
-  registerPing(app, ctx, "/api/AuthorityRvdm/Ping", "AuthorityRvdm");
+  registerPing(app, ctx, "/api/AuthorityRvdm/Ping", "AuthorityRvdm", "AuthorityRvdmPing");
 }

@@ -8,7 +8,7 @@ import type { AppContext } from "../../app-context.ts";
 import { parseApiKey, secretMatches } from "../../auth/credentials.ts";
 import { ApiError } from "../../errors.ts";
 import { createCanonicalizer } from "../../http/compat.ts";
-import { problemResponses } from "../shared/problem-schema.ts";
+import { publicResponses } from "../shared/problem-schema.ts";
 
 export const Credentials = Type.Object(
   {
@@ -43,16 +43,19 @@ export async function registerLogin(app: FastifyInstance, ctx: AppContext): Prom
   app.post<{ Body: Credentials }>("/api/Login/Authenticate", {
     schema: {
       summary: "Exchange an API key and secret for a bearer token",
+      operationId: "Authenticate",
       tags: ["Login"],
+      security: [],
       body: Credentials,
-      response: { 200: TokenResponse, ...problemResponses(400, 401, 413, 415, 429, 503) },
+      response: { 200: TokenResponse, ...publicResponses(400, 401, 413, 415, 429, 503) },
     },
     preValidation: async (request) => {
       request.body = canonicalize(request.body) as Credentials;
     },
     handler: async (request): Promise<TokenResponse> => {
       const { apiKey, secret } = request.body;
-      // Throws 429 before the secret is looked at when this address or key failed too often.
+      // Throws 429 before the secret is looked at when this address failed on this key too often;
+      // an address over its own limit gets its 429 only for wrong credentials (SPEC §11.5).
       const attempt = await ctx.rateLimits.login.begin(apiKey, request.ip);
       let outcome: "failed" | "succeeded" | "undecided" = "undecided";
       try {
@@ -63,7 +66,7 @@ export async function registerLogin(app: FastifyInstance, ctx: AppContext): Prom
         if (key instanceof Promise) key = await key;
         if (!key || key.revokedAt !== null || !secretMatches(secret, key.secretHash)) {
           outcome = "failed";
-          throw invalidCredentials();
+          throw attempt.refusal ?? invalidCredentials();
         }
         const { bearerToken, expires } = ctx.tokens.issue(key.companyId, key.keyId);
         ctx.metrics.tokensIssued.inc();

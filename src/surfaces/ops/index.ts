@@ -3,13 +3,13 @@ import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../app-context.ts";
 import { ApiError } from "../../errors.ts";
-import { problemResponses } from "../shared/problem-schema.ts";
+import { publicResponses } from "../shared/problem-schema.ts";
 
 /** Bodies of /healthz and /readyz. */
-const Status = (example: string, description: string) =>
-  Type.Object({ status: Type.String({ examples: [example] }) }, { description, examples: [{ status: example }] });
-export const HealthStatus = Status("ok", "the process runs");
-export const ReadyStatus = Status("ready", "the store answers");
+const Status = (title: string, example: string, description: string) =>
+  Type.Object({ status: Type.String({ examples: [example] }) }, { title, description, examples: [{ status: example }] });
+export const HealthStatus = Status("HealthStatus", "ok", "the process runs");
+export const ReadyStatus = Status("ReadyStatus", "ready", "the store answers");
 
 const METRICS_EXAMPLE = [
   "# HELP work_item_api_tokens_issued_total Bearer tokens issued by POST /api/Login/Authenticate",
@@ -19,11 +19,17 @@ const METRICS_EXAMPLE = [
 
 export async function registerOps(app: FastifyInstance, ctx: AppContext): Promise<void> {
   app.get("/healthz", {
-    schema: { summary: "200 while the process runs", tags: ["Operations"], response: { 200: HealthStatus } },
+    schema: { summary: "200 while the process runs", operationId: "GetHealth", tags: ["Operations"], security: [], response: { 200: HealthStatus, ...publicResponses() } },
     handler: async () => ({ status: "ok" }),
   });
   app.get("/readyz", {
-    schema: { summary: "200 when the store answers, else 503", tags: ["Operations"], response: { 200: ReadyStatus, ...problemResponses(503) } },
+    schema: {
+      summary: "200 when the store answers, else 503",
+      operationId: "GetReadiness",
+      tags: ["Operations"],
+      security: [],
+      response: { 200: ReadyStatus, ...publicResponses(503) },
+    },
     handler: async () => {
       try {
         await ctx.store.ping();
@@ -37,8 +43,13 @@ export async function registerOps(app: FastifyInstance, ctx: AppContext): Promis
   app.get("/metrics", {
     schema: {
       summary: "Prometheus metrics (text exposition format)",
+      operationId: "GetMetrics",
       tags: ["Operations"],
-      response: { 200: { description: "every work_item_api_* metric", content: { "text/plain": { schema: Type.String(), example: METRICS_EXAMPLE } } } },
+      security: [],
+      response: {
+        200: { description: "every work_item_api_* metric", content: { "text/plain": { schema: Type.String(), example: METRICS_EXAMPLE } } },
+        ...publicResponses(),
+      },
     },
     handler: async (_request, reply) => {
       const { contentType, body } = await ctx.metrics.render();

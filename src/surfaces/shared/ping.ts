@@ -2,6 +2,7 @@
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../app-context.ts";
+import { guardedResponses } from "./problem-schema.ts";
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
@@ -44,11 +45,13 @@ export function createPongText(timeZone: string): (nowMs?: number) => string {
   };
 }
 
-export function registerPing(app: FastifyInstance, ctx: AppContext, url: string, surface: string): void {
+/** `operationId` names the .NET action: AuthorityRvdmPing, VlmMadPing. */
+export function registerPing(app: FastifyInstance, ctx: AppContext, url: string, surface: string, operationId: string): void {
   const pongText = createPongText(ctx.config.timeZone);
   app.get(url, {
     schema: {
       summary: `Liveness of the ${surface} surface with the caller's credentials`,
+      operationId,
       tags: [surface],
       security: [{ bearer: [] }],
       response: {
@@ -56,6 +59,7 @@ export function registerPing(app: FastifyInstance, ctx: AppContext, url: string,
           description: "`Pong --> ` and the server time, `dddd, d MMMM yyyy HH:mm:ss` in the server's TZ",
           content: { "text/plain": { schema: Type.String(), example: "Pong --> Saturday, 21 November 2026 14:03:12" } },
         },
+        ...guardedResponses(),
       },
     },
     handler: async (_request, reply) => reply.type("text/plain; charset=utf-8").send(pongText()),

@@ -2,22 +2,27 @@
 import { Type } from "@sinclair/typebox";
 import { errorCatalogue, problemTypeFor, type ErrorCode } from "../../errors.ts";
 
-export const ProblemDetails = Type.Object(
+const problemFields = {
+  type: Type.String({ examples: ["urn:work-item-api:problem:state-conflict"] }),
+  title: Type.String({ examples: [errorCatalogue.STATE_CONFLICT.title] }),
+  status: Type.Integer({ examples: [409] }),
+  detail: Type.String({ examples: ["Work item 4711 is InProgress; only a New item of an Open batch can be cancelled."] }),
+  instance: Type.String({ examples: ["/api/AuthorityRvdm/WorkItem/4711"] }),
+  traceId: Type.String({ description: "the request id, as in the server's log line", examples: ["4c0f6c1e-4a53-4d8e-9d2f-1f0e6c2b9a11"] }),
+};
+
+export const ProblemDetails = Type.Object(problemFields, { title: "ProblemDetails", description: "RFC 9457 problem details" });
+
+/** Every 400: ASP.NET's ValidationProblemDetails, every problem of the request at once. */
+export const ValidationProblemDetails = Type.Object(
   {
-    type: Type.String({ examples: ["urn:work-item-api:problem:validation-failed"] }),
-    title: Type.String({ examples: [errorCatalogue.VALIDATION_FAILED.title] }),
-    status: Type.Integer({ examples: [400] }),
-    detail: Type.String({ examples: ["See errors for every problem found in the request."] }),
-    instance: Type.String({ examples: ["/api/AuthorityRvdm/AddWorkItemCreate"] }),
-    traceId: Type.String({ description: "the request id, as in the server's log line", examples: ["4c0f6c1e-4a53-4d8e-9d2f-1f0e6c2b9a11"] }),
-    errors: Type.Optional(
-      Type.Record(Type.String(), Type.Array(Type.String()), {
-        description: "validation errors only: field path -> messages",
-        examples: [{ "senderChamberOfCommerceNo.sendValue": ["is required"], plannedLoad: ["must be ≥ 0"] }],
-      }),
-    ),
+    ...problemFields,
+    errors: Type.Record(Type.String(), Type.Array(Type.String()), {
+      description: "field path -> messages; `$` names the body as a whole (e.g. JSON that cannot be read)",
+      examples: [{ "senderChamberOfCommerceNo.sendValue": ["is required"], plannedLoad: ["must be ≥ 0"] }],
+    }),
   },
-  { title: "ProblemDetails" },
+  { title: "ValidationProblemDetails", description: "RFC 9457 problem details with the field errors of a 400" },
 );
 
 const descriptions: Record<number, string> = {
@@ -67,13 +72,40 @@ export function problemExample(status: number, instance = "/api/AuthorityRvdm/Wo
   };
 }
 
-/** Response entries for the given statuses, as problem+json with an example body per status. */
+const retryAfter = (description: string) => ({ "Retry-After": { type: "integer", minimum: 1, description } });
+
+/** The headers each status sets (SPEC §2, §7): documented beside the body. */
+const headersFor: Record<number, Record<string, Record<string, unknown>>> = {
+  401: {
+    "WWW-Authenticate": {
+      type: "string",
+      description: 'Bearer realm="work-item-api", plus error="invalid_token" and error_description when a token was sent',
+    },
+  },
+  405: { Allow: { type: "string", description: "the methods this path has, e.g. `GET, HEAD, DELETE`" } },
+  409: retryAfter("seconds to wait; sent only while the first request with this Idempotency-Key is in flight"),
+  429: retryAfter("seconds until a retry can succeed"),
+  503: retryAfter("seconds to wait before retrying"),
+};
+
+/** Response entries for the given statuses, as problem+json with an example body and the headers each sets. */
 export function problemResponses(...statuses: number[]) {
-  type Media = { schema: typeof ProblemDetails; example: Record<string, unknown> };
-  const responses: Record<number, { description: string; content: { "application/problem+json": Media } }> = {};
+  type Media = { schema: typeof ProblemDetails | typeof ValidationProblemDetails; example: Record<string, unknown> };
+  type Entry = { description: string; headers?: Record<string, Record<string, unknown>>; content: { "application/problem+json": Media } };
+  const responses: Record<number, Entry> = {};
   for (const status of statuses) {
-    const media = { schema: ProblemDetails, example: problemExample(status) };
-    responses[status] = { description: descriptions[status] ?? "error", content: { "application/problem+json": media } };
+    const media = { schema: status === 400 ? ValidationProblemDetails : ProblemDetails, example: problemExample(status) };
+    const headers = headersFor[status];
+    responses[status] = { description: descriptions[status] ?? "error", ...(headers ? { headers } : {}), content: { "application/problem+json": media } };
   }
   return responses;
 }
+
+/** What every route behind the bearer guard can answer besides its own statuses (SPEC §11.4). */
+export const GUARDED_STATUSES = [401, 403, 405, 429, 503] as const;
+
+/** A protected route's problem answers: its own statuses and those of the bearer guard and the router. */
+export const guardedResponses = (...statuses: number[]) => problemResponses(...new Set([...statuses, ...GUARDED_STATUSES].sort()));
+
+/** A public route's problem answers: its own statuses and the router's 405 for another method. */
+export const publicResponses = (...statuses: number[]) => problemResponses(...new Set([...statuses, 405].sort()));

@@ -20,15 +20,13 @@ export const BooleanTranslationObject = Type.Object(
   { additionalProperties: false, title: "BooleanTranslationObject" },
 );
 
-/** Unknown body properties are kept when they are translation objects (the seed's "etc."). */
-export const ExtraTranslationObject = Type.Object(
-  {
-    sendValue: Type.String({ minLength: 1, maxLength: 500 }),
-    documentValue,
-  },
-  {
-    additionalProperties: false,
-    title: "ExtraTranslationObject",
-    errorMessage: "is not a known property; extra properties must be translation objects { sendValue, documentValue? }",
-  },
-);
+/**
+ * Unknown body properties are kept when they are translation objects (the seed's "etc."): the
+ * same schema, with the message a client sees for anything else. It keeps the title, so the
+ * OpenAPI document refers to TranslationObject for both.
+ */
+export const ExtraTranslationObject = Type.Object(TranslationObject.properties, {
+  additionalProperties: false,
+  title: "TranslationObject",
+  errorMessage: "is not a known property; extra properties must be translation objects { sendValue, documentValue? }",
+});

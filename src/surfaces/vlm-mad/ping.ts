@@ -6,6 +6,6 @@ import { registerPing } from "../shared/ping.ts";
 export async function registerVlmMad(app: FastifyInstance, ctx: AppContext): Promise<void> {
   await app.register(async (surface) => {
     surface.addHook("onRequest", ctx.bearerGuard);
-    registerPing(surface, ctx, "/api/VlmMad/Ping", "VlmMad");
+    registerPing(surface, ctx, "/api/VlmMad/Ping", "VlmMad", "VlmMadPing");
   });
 }

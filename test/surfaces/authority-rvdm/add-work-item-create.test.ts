@@ -53,6 +53,22 @@ for (const backend of await availableBackends()) {
       assert.equal(item?.documentReference, null);
     });
 
+    test("exportDate is stored and shown as the UTC instant with Z; without an offset it is UTC", async () => {
+      const cases: Array<[string, string]> = [
+        ["2026-12-01T08:00:00", "2026-12-01T08:00:00.000Z"],
+        ["2026-12-01T08:00:00Z", "2026-12-01T08:00:00.000Z"],
+        ["2026-12-01T10:00:00+02:00", "2026-12-01T08:00:00.000Z"],
+        ["2026-12-01T03:30:00.1234567-04:30", "2026-12-01T08:00:00.123Z"],
+      ];
+      for (const [sent, stored] of cases) {
+        const response = await add(validWorkItem({ customerReference: `utc-${sent}`, exportDate: sent }));
+        assert.equal(response.statusCode, 200, response.body);
+        const { workItemId } = response.json<{ workItemId: number }>();
+        const shown = await t.app.inject({ url: `/api/AuthorityRvdm/WorkItem/${workItemId}`, headers: bearer(tenant.token) });
+        assert.equal(shown.json<{ request: { exportDate: string } }>().request.exportDate, stored, sent);
+      }
+    });
+
     test("lists every validation problem at once as problem+json", async () => {
       const before = await t.countRows();
       const response = await add({

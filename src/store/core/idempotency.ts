@@ -1,0 +1,19 @@
+/** Idempotency keys past their retention (SPEC §4: 24 h) are deleted by the worker's sweep (SPEC §11.5). */
+import type { DatabasePort } from "../port.ts";
+import type { Store } from "../store.ts";
+import { SQL } from "./sql.ts";
+
+type IdempotencyOperations = Pick<Store, "companiesWithExpiredIdempotencyKeys" | "deleteExpiredIdempotencyKeys">;
+
+export function idempotencyOperations(db: DatabasePort): IdempotencyOperations {
+  return {
+    async companiesWithExpiredIdempotencyKeys({ createdBefore, limit }) {
+      const rows = await db.all<{ company_id: number | string }>(SQL.companiesWithExpiredIdempotencyKeys, [createdBefore, limit]);
+      return rows.map((row) => Number(row.company_id));
+    },
+
+    deleteExpiredIdempotencyKeys({ companyId, createdBefore, limit }) {
+      return db.run(SQL.deleteExpiredIdempotencyKeys, [companyId, createdBefore, limit]);
+    },
+  };
+}
