@@ -29,8 +29,19 @@ describe("Shutdown coordinator", () => {
       events.push(`${name}:end`);
     };
     shutdown.onRelease("store", hook("store", 1));
-    shutdown.onDrain("http", hook("http", 50));
-    shutdown.onDrain("bot", hook("bot", 10));
+    // http's drain ends only after bot's: that can happen only if both drains run at once
+    // (one after the other, http would wait for bot until the deadline).
+    let botDrained!: () => void;
+    const botDone = new Promise<void>((resolve) => (botDrained = resolve));
+    shutdown.onDrain("http", async () => {
+      events.push("http:start");
+      await botDone;
+      events.push("http:end");
+    });
+    shutdown.onDrain("bot", async () => {
+      await hook("bot", 10)();
+      botDrained();
+    });
     assert.equal(await shutdown.run("test"), true);
     assert.deepEqual(events, ["http:start", "bot:start", "bot:end", "http:end", "store:start", "store:end"]);
     assert.equal(await shutdown.run("again"), true, "a second run is the same run");
