@@ -15,7 +15,6 @@ import type { Config } from "./config.ts";
 import { installErrorHandling } from "./errors.ts";
 import { installJsonParser } from "./http/json-body.ts";
 import { refuseWhileClosing, serverOptions } from "./http/server-options.ts";
-import { lazyChildLoggerFactory } from "./http/request-logger.ts";
 import { createValidatorCompiler } from "./http/validation.ts";
 import { documentDocsRoute, OpenApiDocumentSchema } from "./http/docs.ts";
 import { installRequestObservation } from "./http/observability.ts";
@@ -81,7 +80,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     },
     onProtoPoisoning: "error",
     onConstructorPoisoning: "error",
-    childLoggerFactory: lazyChildLoggerFactory,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.addHook("onClose", () => ctx.rateLimits.close());

@@ -1,8 +1,9 @@
 /**
  * Token issue and verification with fast-jwt, HS256 only: the algorithm is pinned on both
  * sides, so `alg: none` and HS/RS confusion are refused by the verifier itself. Verified tokens
- * are cached by their exact text (bounded, and only used between their `nbf` and `exp`), so the
- * hot path does no HMAC, no JSON parsing and no hashing for a token it has seen.
+ * are cached by fast-jwt's own `cache` (bounded, keyed by a hash of the whole token, and only
+ * answered between the token's `nbf` and `exp`), so a token seen before costs no HMAC and no
+ * JSON parsing.
  */
 import { createHash, randomUUID } from "node:crypto";
 import { createSigner, createVerifier, TokenError } from "fast-jwt";
@@ -42,7 +43,7 @@ export class TokenRejectedError extends Error {
 
 /** Longer tokens are refused before any parsing; ours are about 350 bytes. */
 export const MAX_TOKEN_LENGTH = 4096;
-/** Verified tokens kept; past this the oldest entry makes room. */
+/** Verified tokens fast-jwt keeps (LRU). */
 const MAX_CACHED_TOKENS = 10_000;
 
 /**
@@ -55,8 +56,6 @@ export class TokenService {
   private readonly sign: (payload: Record<string, unknown>) => string;
   private readonly verifyToken: (token: string) => { header: { kid?: unknown }; payload: Record<string, unknown> };
   private readonly kid: string;
-  /** Token text -> its verified, frozen claims. A Map keyed by the whole text cannot collide. */
-  private readonly verified = new Map<string, TokenClaims>();
 
   constructor(private readonly settings: TokenSettings) {
     const key = Buffer.from(settings.secret, "utf8");
@@ -65,6 +64,7 @@ export class TokenService {
     this.verifyToken = createVerifier({
       key,
       complete: true,
+      cache: MAX_CACHED_TOKENS,
       algorithms: ["HS256"],
       allowedIss: settings.issuer,
       allowedAud: settings.audience,
@@ -99,13 +99,10 @@ export class TokenService {
   /** Returns the claims of a valid token; throws TokenRejectedError otherwise. */
   verify(token: string): TokenClaims {
     if (token.length > MAX_TOKEN_LENGTH) throw new TokenRejectedError("The token is too long.");
-    const cached = this.verified.get(token);
-    if (cached !== undefined && TokenService.isCurrent(cached)) return cached;
     let verified;
     try {
       verified = this.verifyToken(token);
     } catch (error) {
-      this.verified.delete(token);
       throw new TokenRejectedError(describe(error));
     }
     // A kid names the key that signed the token; one we never issued is refused, even when the
@@ -113,10 +110,8 @@ export class TokenService {
     if (verified.header.kid !== undefined && verified.header.kid !== this.kid) {
       throw new TokenRejectedError("The token names a key this service does not have.");
     }
-    const claims = Object.freeze(verified.payload) as unknown as TokenClaims;
-    if (this.verified.size >= MAX_CACHED_TOKENS) this.verified.delete(this.verified.keys().next().value!);
-    this.verified.set(token, claims);
-    return claims;
+    // A cache hit returns the same object every time, so the claims are one frozen object per token.
+    return Object.freeze(verified.payload) as unknown as TokenClaims;
   }
 }
 

@@ -16,7 +16,7 @@ export function routePattern(request: FastifyRequest): string {
   return request.routeOptions.url ?? UNMATCHED_ROUTE;
 }
 
-/** pino (and the lazy request logger) can tell whether a level is on; assume so for others. */
+/** pino can tell whether a level is on; assume so for other loggers. */
 type LevelAware = { isLevelEnabled?(level: string): boolean };
 
 export function installRequestObservation(app: FastifyInstance, metrics: Metrics): void {
