@@ -91,8 +91,8 @@ function groupAlive(pgid: number): boolean {
   }
 }
 
-/** Waits for the group to be gone; false on timeout. */
-async function groupGone(pgid: number, timeoutMs: number): Promise<boolean> {
+/** Waits for the process group to be gone; false on timeout. */
+export async function groupGone(pgid: number, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (groupAlive(pgid)) {
     if (Date.now() > deadline) return false;

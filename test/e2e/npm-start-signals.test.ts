@@ -7,25 +7,7 @@ import assert from "node:assert/strict";
 import { createServer } from "node:net";
 import { after, describe, test } from "node:test";
 import { sqliteBackend } from "../helpers/backends.ts";
-import { parseLine, startServer, stopAll } from "../helpers/processes.ts";
-
-const alive = (pgid: number) => {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
-async function groupGone(pgid: number, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (alive(pgid)) {
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return true;
-}
+import { groupGone, parseLine, startServer, stopAll } from "../helpers/processes.ts";
 
 /** Whether this process can listen on the port: nothing else holds it. */
 const portIsFree = (port: number) =>

@@ -7,7 +7,7 @@
  */
 import * as launcher from "../../scripts/lib/processes.ts";
 import type { Env, Launcher, ServerOptions } from "../../scripts/lib/processes.ts";
-export { freePort, parseLine, REPO_ROOT, stopAll } from "../../scripts/lib/processes.ts";
+export { freePort, groupGone, parseLine, REPO_ROOT, stopAll } from "../../scripts/lib/processes.ts";
 export type { CliResult, Env, Launcher, ServerProcess, StartedProcess, Stopped } from "../../scripts/lib/processes.ts";
 
 /** The environment every child gets: ours, minus settings a test must choose on purpose. */
