@@ -8,7 +8,7 @@ import { newWorkerId, openAuthority, type OpenedAuthority } from "./bot/authorit
 import { createAuthorityGate, type AuthorityGate } from "./bot/authority-gate.ts";
 import { runBotOnce, type BotEvents } from "./bot/run-once.ts";
 import { startBotScheduler, type BotScheduler } from "./bot/scheduler.ts";
-import { sweepExpiredIdempotencyKeys } from "./lifecycle/idempotency-sweep.ts";
+import { sweepExpiredIdempotencyKeys } from "./retention/idempotency-sweep.ts";
 import type { Store } from "./store/store.ts";
 import { createDispatcher, type Dispatcher, type WebhookEvents } from "./webhooks/dispatcher.ts";
 

@@ -13,7 +13,7 @@ import { checkWebhookTarget } from "../../webhooks/address-guard.ts";
 import { guardedResponses } from "../shared/problem-schema.ts";
 import { BooleanTranslationObject, ExtraTranslationObject, TranslationObject } from "../shared/translation-object.ts";
 import { deadlineFor, toUtcIso } from "../../domain/deadline.ts";
-import { IDEMPOTENCY_RETENTION_SECONDS } from "../../lifecycle/idempotency-sweep.ts";
+import { IDEMPOTENCY_RETENTION_SECONDS } from "../../retention/idempotency-sweep.ts";
 
 
 /** References are stored as text columns, which in PostgreSQL cannot hold U+0000 or a lone surrogate. */

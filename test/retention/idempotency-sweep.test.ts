@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { IDEMPOTENCY_RETENTION_SECONDS, sweepExpiredIdempotencyKeys } from "../../src/lifecycle/idempotency-sweep.ts";
+import { IDEMPOTENCY_RETENTION_SECONDS, sweepExpiredIdempotencyKeys } from "../../src/retention/idempotency-sweep.ts";
 import { availableBackends } from "../helpers/backends.ts";
 import { recordStoreStatements } from "../helpers/statement-recorder.ts";
 import { bearer, createTestApp, validWorkItem, type TestApp } from "../helpers/test-app.ts";
