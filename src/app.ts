@@ -24,6 +24,7 @@ import { createMetrics, type Metrics } from "./metrics.ts";
 import { createRateLimits } from "./rate-limit/index.ts";
 import type { Store } from "./store/store.ts";
 import { registerAuthorityRvdm } from "./surfaces/authority-rvdm/index.ts";
+import { registerEvents } from "./surfaces/events/index.ts";
 import { registerLogin } from "./surfaces/login/authenticate.ts";
 import { registerOps } from "./surfaces/ops/index.ts";
 import { registerVlmMad } from "./surfaces/vlm-mad/ping.ts";
@@ -123,5 +124,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await registerLogin(app, ctx);
   await registerAuthorityRvdm(app, ctx);
   await registerVlmMad(app, ctx);
+  await registerEvents(app, ctx);
   return app;
 }

@@ -65,6 +65,7 @@ export const EnvSchema = Type.Object({
   WEBHOOK_POLL_INTERVAL_MS: Int(10, 3_600_000, 1000, "how often the dispatcher looks for due deliveries"),
   WEBHOOK_CONCURRENCY: Int(1, 256, 8, "webhook deliveries a worker makes at once"),
   WEBHOOK_LEASE_SECONDS: Int(1, 86_400, 60, "how long a dispatcher holds a claimed delivery before another may take it"),
+  EVENT_RETENTION_DAYS: Int(1, 3650, 30, "days an event stays in the event feed (GET /api/Events) before the worker's sweep deletes it"),
   RATE_LIMIT_TENANT_RPS: Int(0, 1_000_000, 200, "per-company sustained requests per second; 0 turns it off"),
   RATE_LIMIT_TENANT_BURST: Int(0, 1_000_000, 400, "per-company burst size"),
   LOGIN_FAILURES_PER_MINUTE: Int(0, 1_000_000, 10, "failed logins per API key and per client address; 0 turns it off"),
@@ -128,6 +129,8 @@ export interface Config {
   webhookPollIntervalMs: number;
   webhookConcurrency: number;
   webhookLeaseSeconds: number;
+  /** How long the event feed keeps an event (SPEC §13). */
+  eventRetentionDays: number;
   rateLimitTenantRps: number;
   rateLimitTenantBurst: number;
   loginFailuresPerMinute: number;
@@ -228,6 +231,7 @@ export function loadConfig(source: EnvSource = process.env, overrides: Partial<E
     webhookPollIntervalMs: env.WEBHOOK_POLL_INTERVAL_MS,
     webhookConcurrency: env.WEBHOOK_CONCURRENCY,
     webhookLeaseSeconds: env.WEBHOOK_LEASE_SECONDS,
+    eventRetentionDays: env.EVENT_RETENTION_DAYS,
     rateLimitTenantRps: env.RATE_LIMIT_TENANT_RPS,
     rateLimitTenantBurst: env.RATE_LIMIT_TENANT_BURST,
     loginFailuresPerMinute: env.LOGIN_FAILURES_PER_MINUTE,

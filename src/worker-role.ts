@@ -8,12 +8,15 @@ import { newWorkerId, openAuthority, type OpenedAuthority } from "./bot/authorit
 import { createAuthorityGate, type AuthorityGate } from "./bot/authority-gate.ts";
 import { runBotOnce, type BotEvents } from "./bot/run-once.ts";
 import { startBotScheduler, type BotScheduler } from "./bot/scheduler.ts";
+import { sweepExpiredEvents } from "./retention/event-sweep.ts";
 import { sweepExpiredIdempotencyKeys } from "./retention/idempotency-sweep.ts";
 import type { Store } from "./store/store.ts";
 import { createDispatcher, type Dispatcher, type WebhookEvents } from "./webhooks/dispatcher.ts";
 
 /** Most expired idempotency keys one bot pass deletes. */
 const IDEMPOTENCY_SWEEP_ROWS = 1000;
+/** Most expired events one bot pass deletes (in statements of EVENT_SWEEP_CHUNK_ROWS). */
+const EVENT_SWEEP_ROWS = 5000;
 
 export interface WorkerRole {
   workerId: string;
@@ -57,6 +60,10 @@ export async function startWorkerRole(config: Config, deps: WorkerRoleDeps): Pro
       await sweepExpiredIdempotencyKeys(deps.store, { now: new Date(), maxRows: IDEMPOTENCY_SWEEP_ROWS }).then(
         (deleted) => deleted > 0 && logger.info({ deleted }, "expired idempotency keys deleted"),
         (error: unknown) => logger.warn({ err: error }, "idempotency key sweep failed; the next pass tries again"),
+      );
+      await sweepExpiredEvents(deps.store, { now: new Date(), retentionDays: config.eventRetentionDays, maxRows: EVENT_SWEEP_ROWS }).then(
+        (deleted) => deleted > 0 && logger.info({ deleted }, "expired events deleted"),
+        (error: unknown) => logger.warn({ err: error }, "event sweep failed; the next pass tries again"),
       );
       return counts;
     },

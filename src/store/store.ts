@@ -151,6 +151,30 @@ export type FinishBatchOutcome = "completed" | "pending" | "leaseLost";
 
 export type WebhookEventType = "workitem.submitted" | "workitem.succeeded" | "workitem.failed" | "workitem.deadline_at_risk";
 
+/**
+ * One event of a company's feed (SPEC §11.2), as stored in the transaction of the change that
+ * caused it, whether or not the item has a webhook_url.
+ */
+export interface FeedEvent {
+  /** The company's events are numbered 1, 2, 3… in the order they were committed. */
+  position: number;
+  /** The `webhook-id` of the event's delivery, when it has one. */
+  eventId: string;
+  type: WebhookEventType;
+  /** When it happened (ISO 8601 UTC). */
+  timestamp: string;
+  /** The work item view at the event. */
+  data: WorkItemView;
+}
+
+export interface ListEventsQuery {
+  /** Only events after this position (0: from the oldest kept). */
+  afterPosition: number;
+  type?: WebhookEventType;
+  workItemId?: number;
+  limit: number;
+}
+
 /** One outbox row claimed by a dispatcher. */
 export interface WebhookDelivery {
   companyId: number;
@@ -243,16 +267,17 @@ export interface Store {
   ): Promise<ItemToPoll[] | undefined>;
   /**
    * In one transaction: renews the lease to `leaseExpiresAt` (fenced as above), moves the item
-   * to its outcome (see ItemOutcome), and inserts the event's `webhook_outbox` row when the item
-   * has a webhook_url (event id `msg_<random>`, status Pending, next_attempt_at = now): for
-   * Successful, Failed and the first pending. False when the lease was lost or the item is not
-   * in the state the outcome comes from; then nothing changed.
+   * to its outcome (see ItemOutcome), and records the event it emits (for Successful, Failed
+   * and the first pending): in the feed (`listEvents`), and as a `webhook_outbox` row with the
+   * same event id (`msg_<random>`, status Pending, next_attempt_at = now) when the item has a
+   * webhook_url. False when the lease was lost or the item is not in the state the outcome
+   * comes from; then nothing changed.
    */
   recordItemOutcome(batch: ClaimedBatch, workItemId: number, outcome: ItemOutcome, input: { now: string; leaseExpiresAt: string }): Promise<boolean>;
   /**
    * Items of the company, still New or InProgress, whose deadline is at or before
    * `riskBefore` and that were not flagged yet: flagged now, each emitting
-   * `workitem.deadline_at_risk` (SPEC §10) once. Returns how many.
+   * `workitem.deadline_at_risk` (SPEC §10) once, recorded as in `recordItemOutcome`. Returns how many.
    */
   flagDeadlinesAtRisk(companyId: number, input: { riskBefore: string; now: string }): Promise<number>;
   /**
@@ -303,6 +328,18 @@ export interface Store {
    * operator's backlog gauge (`work_item_api_outbox_backlog`), not tenant data.
    */
   countPendingWebhookDeliveries(): Promise<number>;
+  // The event feed (SPEC §11.2).
+  /**
+   * The company's events after `afterPosition` that match the filters, oldest first (position
+   * order, which is commit order), at most `limit`. A reader that passes the last position it
+   * got never misses an event committed later, on any store and with any number of processes.
+   */
+  listEvents(companyId: number, query: ListEventsQuery): Promise<FeedEvent[]>;
+  /** Up to `limit` companies holding events created at or before `createdBefore` (sweep step 1). */
+  companiesWithExpiredEvents(input: { createdBefore: string; limit: number }): Promise<number[]>;
+  /** Deletes up to `limit` of the company's oldest events created at or before `createdBefore`; resolves to how many. */
+  deleteExpiredEvents(input: { companyId: number; createdBefore: string; limit: number }): Promise<number>;
+
   /** Up to `limit` companies holding idempotency keys created at or before `createdBefore` (sweep step 1). */
   companiesWithExpiredIdempotencyKeys(input: { createdBefore: string; limit: number }): Promise<number[]>;
   /** Deletes up to `limit` of the company's idempotency keys created at or before `createdBefore`; resolves to how many. */

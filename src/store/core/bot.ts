@@ -1,16 +1,16 @@
 /**
  * The bot's operations (SPEC §5, §10): close and claim batches company by company, take due
- * items, find the submitted ones to ask about, record each outcome with its webhook outbox row,
+ * items, find the submitted ones to ask about, record each outcome with its event,
  * flag deadlines at risk, finish the batch; and the circuit breaker shared by every process.
  *
  * Every write after a claim is fenced by the batch lease: it renews the lease first, in the
  * same transaction, and changes nothing when another worker holds the batch now. On PostgreSQL
  * that renewal (an UPDATE of the batch row) also holds the batch until commit.
  */
-import { randomUUID } from "node:crypto";
 import type { DatabasePort, Queryable, Statement } from "../port.ts";
-import { isoOrNull, toClaimedBatch, toDueItem, toItemToPoll, type ClaimedBatchRow, type DueItemRow, type ItemToPollRow } from "../rows.ts";
+import { isoOrNull, toClaimedBatch, toDueItem, toItemToPoll, type ClaimedBatchRow, type DueItemRow, type ItemToPollRow, type WorkItemRow } from "../rows.ts";
 import type { AuthorityBreaker, ClaimedBatch, DueItem, ItemOutcome, Store, WebhookEventType } from "../store.ts";
+import { emitEvents } from "./events.ts";
 import { SQL } from "./sql.ts";
 
 type BotOperations = Pick<
@@ -43,7 +43,7 @@ function eventOf(outcome: ItemOutcome, pollsBefore: number): WebhookEventType | 
   }
 }
 
-/** The statement and values that move an item to `outcome`; each RETURNING webhook_url and polls. */
+/** The statement and values that move an item to `outcome`; each RETURNING the item's row and polls. */
 function outcomeUpdate(key: unknown[], outcome: ItemOutcome, now: string): [Statement, unknown[]] {
   switch (outcome.kind) {
     case "submitted":
@@ -61,9 +61,6 @@ function outcomeUpdate(key: unknown[], outcome: ItemOutcome, now: string): [Stat
       return [SQL.itemRetried, [...key, outcome.nextAttemptAt, outcome.lastError, now]];
   }
 }
-
-/** The webhook id of an event (`msg_` + 32 hex), as Standard Webhooks suggests. */
-const newEventId = () => `msg_${randomUUID().replace(/-/g, "")}`;
 
 export function botOperations(db: DatabasePort): BotOperations {
   return {
@@ -101,24 +98,19 @@ export function botOperations(db: DatabasePort): BotOperations {
       return db.transaction(async (tx) => {
         if (!(await renewLease(tx, batch, leaseExpiresAt))) return false;
         const [update, values] = outcomeUpdate([batch.companyId, batch.workBatchId, workItemId], outcome, now);
-        const changed = await tx.one<{ webhook_url: string | null; polls: number | string }>(update, values);
+        const changed = await tx.one<WorkItemRow & { polls: number | string }>(update, values);
         if (!changed) return false;
         const eventType = eventOf(outcome, Number(changed.polls));
-        if (eventType && changed.webhook_url) {
-          await tx.run(SQL.insertOutboxRow, [batch.companyId, newEventId(), workItemId, eventType, changed.webhook_url, now]);
-        }
+        if (eventType) await emitEvents(tx, batch.companyId, eventType, [changed], now);
         return true;
       });
     },
 
     flagDeadlinesAtRisk(companyId, { riskBefore, now }) {
       return db.transaction(async (tx) => {
-        const flagged = await tx.all<{ work_item_id: number | string; webhook_url: string | null }>(SQL.flagDeadlinesAtRisk, [companyId, riskBefore, now]);
-        for (const item of flagged) {
-          if (item.webhook_url) {
-            await tx.run(SQL.insertOutboxRow, [companyId, newEventId(), Number(item.work_item_id), "workitem.deadline_at_risk", item.webhook_url, now]);
-          }
-        }
+        const flagged = await tx.all<WorkItemRow>(SQL.flagDeadlinesAtRisk, [companyId, riskBefore, now]);
+        flagged.sort((a, b) => Number(a.work_item_id) - Number(b.work_item_id));
+        await emitEvents(tx, companyId, "workitem.deadline_at_risk", flagged, now);
         return flagged.length;
       });
     },

@@ -7,6 +7,7 @@ import type { DatabasePort } from "../port.ts";
 import type { AddWorkItemOutcome, NewWorkItem, Store, StoreFlags } from "../store.ts";
 import { accountOperations } from "./accounts.ts";
 import { botOperations } from "./bot.ts";
+import { eventOperations } from "./events.ts";
 import { idempotencyOperations } from "./idempotency.ts";
 import { webhookOperations } from "./webhooks.ts";
 import { workItemOperations } from "./work-items.ts";
@@ -36,6 +37,7 @@ export function createSqlStore(backend: Backend): Store {
     ...workItemOperations(db),
     ...botOperations(db),
     ...webhookOperations(db),
+    ...eventOperations(db),
     ...idempotencyOperations(db),
   };
 }

@@ -147,34 +147,34 @@ export const SQL = {
     `UPDATE work_items SET status = 'Submitted', application_number = $4, submitted_at = $5, next_attempt_at = $6, polls = 0,
             last_error = NULL, updated_at = $7
       WHERE company_id = $1 AND work_batch_id = $2 AND work_item_id = $3 AND status = 'InProgress'
-      RETURNING webhook_url, polls`,
+      RETURNING ${ITEM_COLUMNS}, polls`,
   ),
   /** RETURNING the polls before this one: the first pending answer is announced. */
   itemPending: statement(
     "item_pending",
     `UPDATE work_items SET polls = polls + 1, next_attempt_at = $4, last_error = $5, updated_at = $6
       WHERE company_id = $1 AND work_batch_id = $2 AND work_item_id = $3 AND status = 'Submitted'
-      RETURNING webhook_url, polls - 1 AS polls`,
+      RETURNING ${ITEM_COLUMNS}, polls - 1 AS polls`,
   ),
   itemSucceeded: statement(
     "item_succeeded",
     `UPDATE work_items SET status = 'Successful', result = $4, registration_number = $5, decided_at = $6, error = NULL,
             next_attempt_at = NULL, last_error = NULL, updated_at = $6, completed_at = $6
       WHERE company_id = $1 AND work_batch_id = $2 AND work_item_id = $3 AND status IN ('InProgress', 'Submitted')
-      RETURNING webhook_url, polls`,
+      RETURNING ${ITEM_COLUMNS}, polls`,
   ),
   itemFailed: statement(
     "item_failed",
     `UPDATE work_items SET status = 'Failed', error = $4, attempts = attempts + $5, decided_at = $6, next_attempt_at = NULL,
             last_error = $7, updated_at = $8, completed_at = $8
       WHERE company_id = $1 AND work_batch_id = $2 AND work_item_id = $3 AND status IN ('InProgress', 'Submitted')
-      RETURNING webhook_url, polls`,
+      RETURNING ${ITEM_COLUMNS}, polls`,
   ),
   itemRetried: statement(
     "item_retried",
     `UPDATE work_items SET status = 'New', attempts = attempts + 1, next_attempt_at = $4, last_error = $5, updated_at = $6
       WHERE company_id = $1 AND work_batch_id = $2 AND work_item_id = $3 AND status = 'InProgress'
-      RETURNING webhook_url, polls`,
+      RETURNING ${ITEM_COLUMNS}, polls`,
   ),
   /**
    * Flags the company's items still waiting to be filed whose deadline is near, once; they are
@@ -186,7 +186,7 @@ export const SQL = {
       WHERE company_id = $1
         AND work_batch_id IN (SELECT work_batch_id FROM work_batches WHERE company_id = $1 AND status <> 'Completed')
         AND status IN ('New', 'InProgress') AND deadline_at <= $2 AND deadline_risk_at IS NULL
-      RETURNING work_item_id, webhook_url`,
+      RETURNING ${ITEM_COLUMNS}`,
   ),
   /** Holds the batch: the lease check and the completion or release that follows are one step. */
   lockBatchLease: statement(
@@ -240,6 +240,37 @@ export const SQL = {
     `UPDATE webhook_outbox SET status = $4, attempts = attempts + 1, next_attempt_at = COALESCE($5, next_attempt_at),
             lease_owner = NULL, last_status = $6, last_error = $7, delivered_at = $8
       WHERE company_id = $1 AND event_id = $2 AND status = 'Pending' AND lease_owner = $3`,
+  ),
+  /**
+   * The event feed's numbering (SPEC §11.2): moves the company's last position on by $2 and
+   * returns it. The row stays locked until the transaction ends, so the company's next writer
+   * numbers its events only once these are committed: positions follow commit order.
+   */
+  advanceEventSequence: statement(
+    "advance_event_sequence",
+    `INSERT INTO event_sequences (company_id, last_position) VALUES ($1, $2)
+     ON CONFLICT (company_id) DO UPDATE SET last_position = event_sequences.last_position + excluded.last_position
+     RETURNING last_position`,
+  ),
+  insertEvent: statement(
+    "insert_event",
+    "INSERT INTO events (company_id, position, event_id, event_type, work_item_id, created_at, data) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+  ),
+  /**
+   * Across companies, the event sweep's step 1: companies holding events created at or before
+   * $1, one index probe per company that ever had an event.
+   */
+  companiesWithExpiredEvents: statement(
+    "companies_with_expired_events",
+    `SELECT s.company_id FROM event_sequences s
+      WHERE EXISTS (SELECT 1 FROM events e WHERE e.company_id = s.company_id AND e.created_at <= $1)
+      ORDER BY s.company_id LIMIT $2`,
+  ),
+  /** Step 2, one company at a time: at most $3 of its oldest expired events. */
+  deleteExpiredEvents: statement(
+    "delete_expired_events",
+    `DELETE FROM events WHERE company_id = $1 AND position IN (
+       SELECT position FROM events WHERE company_id = $1 AND created_at <= $2 ORDER BY created_at LIMIT $3)`,
   ),
   /** Not tenant data: the circuit breaker in front of one authority, shared by every process. */
   getAuthorityBreaker: statement("get_authority_breaker", "SELECT state, until FROM authority_breakers WHERE authority = $1"),
