@@ -21,7 +21,10 @@ export const EventsQuery = Type.Object({
   after: Type.Optional(
     Type.String({ minLength: 1, maxLength: 64, description: "nextCursor of an earlier page: only events after it; without it the feed starts at its oldest event" }),
   ),
-  type: Type.Optional(Type.Union(WEBHOOK_EVENT_TYPES.map((type) => Type.Literal(type)), { description: "only events of this type" })),
+  // One enum rather than a union of constants, so an unknown type is refused naming the known ones.
+  type: Type.Optional(
+    Type.Unsafe<(typeof WEBHOOK_EVENT_TYPES)[number]>({ type: "string", enum: [...WEBHOOK_EVENT_TYPES], description: "only events of this type", examples: ["workitem.failed"] }),
+  ),
   workItemId: Type.Optional(PositiveId("only events of this work item")),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: DEFAULT_LIMIT, description: "page size, 1–500 (default 100)" })),
 });
