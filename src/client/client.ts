@@ -12,12 +12,15 @@
  */
 import { randomUUID } from "node:crypto";
 import { errorFromResponse, WorkItemNetworkError, type WorkItemApiError } from "./errors.ts";
+import { EventStream, type EventStreamOptions } from "./event-stream.ts";
 import { backoffDelay, IDEMPOTENCY_IN_FLIGHT_TYPE, parseRetryAfter, RETRYABLE_STATUSES, sleep } from "./retry.ts";
 import { TokenCache, type LoginAnswer } from "./token-cache.ts";
 import type {
   AddWorkItemResult,
   AuthorityRvdmWorkItemCreate,
+  EventPage,
   HealthStatus,
+  ListEventsQuery,
   ListWorkItemsQuery,
   ReadyStatus,
   TokenResponse,
@@ -149,6 +152,21 @@ export class WorkItemClient {
       yield* page.items;
       cursor = page.nextCursor ?? undefined;
     } while (cursor !== undefined);
+  }
+
+  /** GET /api/Events: one page of the company's event feed after `query.after`, oldest first. */
+  listEvents(query: ListEventsQuery = {}, options?: CallOptions): Promise<EventPage> {
+    return this.json({ method: "GET", path: "api/Events", query: { ...query }, auth: true }, options);
+  }
+
+  /**
+   * The company's events after `query.after` (from the oldest kept without it), oldest first,
+   * page by page: `for await (const event of client.events({ type: "workitem.failed" }))`. Ends
+   * once caught up; with `{ follow: true }` it polls for newer events until `signal` aborts.
+   * `stream.cursor` is where to resume.
+   */
+  events(query: ListEventsQuery = {}, options: EventStreamOptions = {}): EventStream {
+    return new EventStream((page, signal) => this.listEvents(page, signal ? { signal } : {}), query, options);
   }
 
   /**

@@ -4,6 +4,7 @@
  */
 export { WorkItemClient, type AddWorkItemOptions, type CallOptions, type WorkItemClientOptions } from "./client.ts";
 export { WorkItemApiError, WorkItemNetworkError } from "./errors.ts";
+export { EventStream, type EventStreamOptions } from "./event-stream.ts";
 export { backoffDelay, parseRetryAfter } from "./retry.ts";
 export { verifyWebhook, WebhookVerificationError, WEBHOOK_TOLERANCE_SECONDS, type VerifyWebhookOptions, type WebhookHeaders } from "./webhooks.ts";
 export type * from "./types.ts";

@@ -13,6 +13,7 @@ import type {
 } from "../domain/views.ts";
 import type { AuthorityRvdmWorkItemCreate as WorkItemCreateSchema } from "../surfaces/authority-rvdm/add-work-item-create.ts";
 import type { WorkItemsQuery as WorkItemsQuerySchema } from "../surfaces/authority-rvdm/list-work-items.ts";
+import type { EventPage as EventPageSchema, EventsQuery as EventsQuerySchema } from "../surfaces/events/list-events.ts";
 import type { Credentials as CredentialsSchema, TokenResponse as TokenResponseSchema } from "../surfaces/login/authenticate.ts";
 import type { HealthStatus as HealthStatusSchema, ReadyStatus as ReadyStatusSchema } from "../surfaces/ops/index.ts";
 import type { ProblemDetails as ProblemDetailsSchema, ValidationProblemDetails as ValidationProblemDetailsSchema } from "../surfaces/shared/problem-schema.ts";
@@ -34,6 +35,13 @@ export type WorkBatchView = Static<typeof WorkBatchViewSchema>;
 export type WorkItemPage = Static<typeof WorkItemPageSchema>;
 /** Filters and paging of GET /api/AuthorityRvdm/WorkItems; every one optional (limit defaults to 50). */
 export type ListWorkItemsQuery = Partial<Static<typeof WorkItemsQuerySchema>>;
+/** GET /api/Events: one page of the event feed, oldest first; `nextCursor` is never null. */
+export type EventPage = Static<typeof EventPageSchema>;
+/** One event of the feed: `eventId` is the `webhook-id` of its delivery; `data` the work item view at the event. */
+export type FeedEvent = EventPage["events"][number];
+export type EventType = FeedEvent["type"];
+/** Cursor, filters and page size of GET /api/Events; every one optional (limit defaults to 100). */
+export type ListEventsQuery = Partial<Static<typeof EventsQuerySchema>>;
 /** RFC 9457 problem details, the body of every error answer; a 400 adds `errors` (ValidationProblemDetails). */
 export type ProblemDetails = Static<typeof ProblemDetailsSchema> & Partial<Pick<Static<typeof ValidationProblemDetailsSchema>, "errors">>;
 export type HealthStatus = Static<typeof HealthStatusSchema>;

@@ -43,7 +43,7 @@ server.close();
 `;
 
 const CONSUMER_TS = `
-import { WorkItemClient, type AuthorityRvdmWorkItemCreate, type WorkItemView, type WebhookEvent } from "work-item-api/client";
+import { WorkItemClient, type AuthorityRvdmWorkItemCreate, type EventPage, type EventType, type WorkItemView, type WebhookEvent } from "work-item-api/client";
 export async function use(client: WorkItemClient, body: AuthorityRvdmWorkItemCreate): Promise<number> {
   const added = await client.addWorkItemCreate(body, { idempotencyKey: "k" });
   const view: WorkItemView = await client.getWorkItem(added.workItemId);
@@ -57,6 +57,15 @@ export async function use(client: WorkItemClient, body: AuthorityRvdmWorkItemCre
   const deadlineAt: string | null = view.deadlineAt;
   await client.listWorkItems({ deadlineBefore: "2026-12-24T00:00:00Z", status: "Submitted" });
   const eventTypes: Array<WebhookEvent["type"]> = ["workitem.submitted", "workitem.deadline_at_risk"];
+  // The event feed (SPEC §11.2): one page, and every page through the iterator.
+  const page: EventPage = await client.listEvents({ type: "workitem.failed", limit: 500 });
+  for await (const event of client.events({ after: page.nextCursor, workItemId: view.workItemId })) {
+    const type: EventType = event.type;
+    const id: string = event.eventId;
+    void type; void id;
+  }
+  // @ts-expect-error an unknown event type is not a filter
+  await client.listEvents({ type: "workitem.created" });
   void wrong; void status; void submitted; void applicationNumber; void deadlineAt; void eventTypes;
   return view.workItemId + added.workBatchId;
 }
