@@ -15,7 +15,7 @@ import { createDispatcher, type Dispatcher, type WebhookEvents } from "./webhook
 
 /** Most expired idempotency keys one bot pass deletes. */
 const IDEMPOTENCY_SWEEP_ROWS = 1000;
-/** Most expired events one bot pass deletes (in statements of EVENT_SWEEP_CHUNK_ROWS). */
+/** Most expired events one bot pass deletes (in statements of EVENT_SWEEP_CHUNK_ROWS, 100). */
 const EVENT_SWEEP_ROWS = 5000;
 
 export interface WorkerRole {

@@ -8,9 +8,11 @@ import { sweepCompanyByCompany } from "./sweep.ts";
 
 /**
  * Rows one statement deletes: on SQLite each statement holds the one write lock that intake
- * also takes; 500 events (each with its indexes) take a few milliseconds (docs/performance.md).
+ * also takes. An event row carries its item's view and four index entries; 100 of them take a
+ * few milliseconds with the commit's fsync, 500 took tens (`npm run bench:events`,
+ * docs/performance.md).
  */
-export const EVENT_SWEEP_CHUNK_ROWS = 500;
+export const EVENT_SWEEP_CHUNK_ROWS = 100;
 
 export interface EventSweepInput {
   now: Date;

@@ -163,8 +163,11 @@ export interface FeedEvent {
   type: WebhookEventType;
   /** When it happened (ISO 8601 UTC). */
   timestamp: string;
-  /** The work item view at the event. */
-  data: WorkItemView;
+  /**
+   * The work item view at the event, as the JSON text stored with it: the feed passes it on
+   * without parsing and serialising it again (docs/performance.md, "Event feed").
+   */
+  dataJson: string;
 }
 
 export interface ListEventsQuery {

@@ -10,8 +10,8 @@ import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, test } from "node:test";
 import pg from "pg";
-import { WORK_TYPE_AUTHORITY_RVDM } from "../../src/domain/views.ts";
-import type { ClaimedBatch, FeedEvent, Store } from "../../src/store/store.ts";
+import { WORK_TYPE_AUTHORITY_RVDM, type WorkItemView } from "../../src/domain/views.ts";
+import type { ClaimedBatch, FeedEvent, ListEventsQuery, Store } from "../../src/store/store.ts";
 import { availableBackends, openFreshStore, type Backend } from "../helpers/backends.ts";
 import { recordStoreStatements } from "../helpers/statement-recorder.ts";
 import { claimDueDeliveries, claimNextBatch, closeOpenBatches } from "../helpers/sweeps.ts";
@@ -60,14 +60,17 @@ async function withStore(backend: Backend, body: (store: Store, databaseUrl: str
   }
 }
 
-const feedOf = (store: Store, companyId: number, query: Partial<Parameters<Store["listEvents"]>[1]> = {}) =>
-  store.listEvents(companyId, { afterPosition: 0, limit: 500, ...query });
+/** A stored event with its data parsed. */
+type Event = Omit<FeedEvent, "dataJson"> & { data: WorkItemView };
+
+const feedOf = async (store: Store, companyId: number, query: Partial<ListEventsQuery> = {}): Promise<Event[]> =>
+  (await store.listEvents(companyId, { afterPosition: 0, limit: 500, ...query })).map(({ dataJson, ...event }) => ({ ...event, data: JSON.parse(dataJson) as WorkItemView }));
 
 /** Polls the company's feed from the start, `limit` at a time, until `count` events came or time is up. */
-async function pollUntil(store: Store, companyId: number, count: number, limit: number): Promise<FeedEvent[]> {
-  const seen: FeedEvent[] = [];
+async function pollUntil(store: Store, companyId: number, count: number, limit: number): Promise<Event[]> {
+  const seen: Event[] = [];
   await waitUntil(`${count} events`, async () => {
-    seen.push(...(await store.listEvents(companyId, { afterPosition: seen.at(-1)?.position ?? 0, limit })));
+    seen.push(...(await feedOf(store, companyId, { afterPosition: seen.at(-1)?.position ?? 0, limit })));
     return seen.length >= count;
   }, 20_000, 1);
   return seen;

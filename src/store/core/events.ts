@@ -50,7 +50,7 @@ interface EventRow {
   event_id: string;
   event_type: WebhookEventType;
   created_at: string | Date;
-  data: string | WorkItemView;
+  data: string;
 }
 
 const toFeedEvent = (row: EventRow): FeedEvent => ({
@@ -58,7 +58,7 @@ const toFeedEvent = (row: EventRow): FeedEvent => ({
   eventId: row.event_id,
   type: row.event_type,
   timestamp: iso(row.created_at),
-  data: typeof row.data === "string" ? (JSON.parse(row.data) as WorkItemView) : row.data,
+  dataJson: row.data,
 });
 
 export function eventOperations(db: DatabasePort): EventOperations {
@@ -102,7 +102,8 @@ function listEventsStatement(companyId: number, query: ListEventsQuery): { state
   if (!statement) {
     statement = {
       name: `list_events${key}`,
-      text: `SELECT position, event_id, event_type, created_at, data FROM events
+      // As text on both stores (PostgreSQL's driver would parse a json column).
+      text: `SELECT position, event_id, event_type, created_at, CAST(data AS text) AS data FROM events
               WHERE company_id = $1${conditions.join("")} AND position > $2 ORDER BY position LIMIT $3`,
     };
     listStatements.set(key, statement);
