@@ -21,7 +21,6 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
-import { parseArgs } from "node:util";
 import type { AuthorityAdapter } from "../src/authority/protocol.ts";
 import { newWorkerId } from "../src/bot/authority.ts";
 import { createAuthorityGate } from "../src/bot/authority-gate.ts";
@@ -32,6 +31,7 @@ import { WORK_TYPE_AUTHORITY_RVDM } from "../src/domain/views.ts";
 import { forEachConcurrently } from "../src/lib/concurrency.ts";
 import { openStore } from "../src/store/open-store.ts";
 import { cliJson, parseLine, startScript, startServer, stopAll, stopAllOnSignals } from "../scripts/lib/processes.ts";
+import { benchFlags, wholeNumber } from "./lib/args.ts";
 import { login } from "./lib/setup.ts";
 import { postgresBenchStore, sqliteBenchStore, type BenchStore } from "./lib/stores.ts";
 
@@ -50,30 +50,17 @@ Takes about 2 minutes at the defaults.`;
 const log = (line: string) => process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 
 function parseOptions(argv: string[]) {
-  const { values } = parseArgs({
-    args: argv,
-    strict: true,
-    options: {
-      store: { type: "string", default: "sqlite" },
-      items: { type: "string", default: "2000" },
-      "latency-ms": { type: "string", default: "200" },
-      concurrency: { type: "string", default: "8" },
-      "bot-concurrency": { type: "string" },
-      "latency-items": { type: "string", default: "200" },
-      rate: { type: "string", default: "10" },
-      "postgres-url": { type: "string", default: process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test" },
-      help: { type: "boolean", default: false },
-    },
+  const values = benchFlags(argv, USAGE, {
+    store: { type: "string", default: "sqlite" },
+    items: { type: "string", default: "2000" },
+    "latency-ms": { type: "string", default: "200" },
+    concurrency: { type: "string", default: "8" },
+    "bot-concurrency": { type: "string" },
+    "latency-items": { type: "string", default: "200" },
+    rate: { type: "string", default: "10" },
+    "postgres-url": { type: "string", default: process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test" },
   });
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
-    process.exit(0);
-  }
-  const whole = (name: string, text: string, min: number) => {
-    const value = Number(text);
-    if (!Number.isInteger(value) || value < min) throw new Error(`--${name} must be a whole number of at least ${min}, got ${JSON.stringify(text)}`);
-    return value;
-  };
+  const whole = wholeNumber;
   if (values.store !== "sqlite" && values.store !== "postgres") throw new Error(`--store: sqlite or postgres, got ${JSON.stringify(values.store)}`);
   return {
     store: values.store,

@@ -26,7 +26,6 @@
  * Nothing is written to bench/results/; the table goes to stdout, progress to stderr.
  */
 import { loadavg } from "node:os";
-import { parseArgs } from "node:util";
 import { newWorkerId, openAuthority } from "../src/bot/authority.ts";
 import { createAuthorityGate } from "../src/bot/authority-gate.ts";
 import { runBotOnce } from "../src/bot/run-once.ts";
@@ -35,6 +34,7 @@ import { WORK_TYPE_AUTHORITY_RVDM } from "../src/domain/views.ts";
 import { forEachConcurrently } from "../src/lib/concurrency.ts";
 import { openStore } from "../src/store/open-store.ts";
 import type { Store } from "../src/store/store.ts";
+import { benchFlags, wholeNumber } from "./lib/args.ts";
 import { workItemBodies } from "./lib/routes.ts";
 import { postgresBenchStore, sqliteBenchStore, type BenchStore } from "./lib/stores.ts";
 
@@ -77,28 +77,15 @@ const WEBHOOK_URL = "https://receiver.example/hooks/work-items";
 const log = (line: string) => process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 
 function parseOptions(argv: string[]): Options {
-  const { values } = parseArgs({
-    args: argv,
-    strict: true,
-    options: {
-      stores: { type: "string", default: "sqlite,postgres" },
-      companies: { type: "string", default: "1000" },
-      items: { type: "string", default: "2" },
-      rounds: { type: "string", default: "3" },
-      "postgres-url": { type: "string", default: process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test" },
-      keep: { type: "boolean", default: false },
-      help: { type: "boolean", default: false },
-    },
+  const values = benchFlags(argv, USAGE, {
+    stores: { type: "string", default: "sqlite,postgres" },
+    companies: { type: "string", default: "1000" },
+    items: { type: "string", default: "2" },
+    rounds: { type: "string", default: "3" },
+    "postgres-url": { type: "string", default: process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test" },
+    keep: { type: "boolean", default: false },
   });
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
-    process.exit(0);
-  }
-  const whole = (name: string, text: string) => {
-    const value = Number(text);
-    if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a whole number of at least 1, got ${JSON.stringify(text)}`);
-    return value;
-  };
+  const whole = (name: string, text: string) => wholeNumber(name, text);
   const stores = values.stores.split(",").map((name) => name.trim());
   for (const name of stores) if (name !== "sqlite" && name !== "postgres") throw new Error(`--stores: unknown store ${JSON.stringify(name)}`);
   return {

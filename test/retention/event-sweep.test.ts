@@ -6,12 +6,11 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { loadConfig } from "../../src/config.ts";
-import { WORK_TYPE_AUTHORITY_RVDM } from "../../src/domain/views.ts";
 import { sweepExpiredEvents } from "../../src/retention/event-sweep.ts";
 import type { Store } from "../../src/store/store.ts";
 import { availableBackends, openFreshStore } from "../helpers/backends.ts";
 import { recordStoreStatements } from "../helpers/statement-recorder.ts";
-import { validWorkItem } from "../helpers/test-app.ts";
+import { addItems } from "../helpers/store-items.ts";
 
 // Every statement the sweep sends must name its company (checked at the end).
 recordStoreStatements();
@@ -22,19 +21,7 @@ const daysAgo = (days: number) => new Date(now.getTime() - days * DAY).toISOStri
 
 /** `count` items of the company, each flagged at risk at `flaggedAt`: one event each. */
 async function eventsAt(store: Store, companyId: number, count: number, flaggedAt: string): Promise<void> {
-  for (let i = 0; i < count; i++) {
-    const outcome = await store.addWorkItem({
-      companyId,
-      workType: WORK_TYPE_AUTHORITY_RVDM,
-      customerReference: `ref-${i}`,
-      documentReference: null,
-      webhookUrl: null,
-      request: validWorkItem(),
-      batchMaxItems: 1000,
-      deadlineAt: daysAgo(60),
-    });
-    assert.equal(outcome.kind, "created");
-  }
+  await addItems(store, companyId, count, null, Array.from({ length: count }, () => daysAgo(60)));
   assert.equal(await store.flagDeadlinesAtRisk(companyId, { riskBefore: now.toISOString(), now: flaggedAt }), count);
 }
 

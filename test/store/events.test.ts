@@ -10,12 +10,12 @@ import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, test } from "node:test";
 import pg from "pg";
-import { WORK_TYPE_AUTHORITY_RVDM, type WorkItemView } from "../../src/domain/views.ts";
+import type { WorkItemView } from "../../src/domain/views.ts";
 import type { ClaimedBatch, FeedEvent, ListEventsQuery, Store } from "../../src/store/store.ts";
 import { availableBackends, openFreshStore, type Backend } from "../helpers/backends.ts";
 import { recordStoreStatements } from "../helpers/statement-recorder.ts";
 import { claimDueDeliveries, claimNextBatch, closeOpenBatches } from "../helpers/sweeps.ts";
-import { validWorkItem } from "../helpers/test-app.ts";
+import { addItems } from "../helpers/store-items.ts";
 import { waitUntil } from "../helpers/waiting.ts";
 
 // Every statement these tests make the store send must name its company (checked at the end).
@@ -27,18 +27,7 @@ const result = { registrationNumber: "RVDM-2026-1", registeredAt: at(30) };
 const rejected = { code: "AUTHORITY_REJECTED", message: "no", details: [{ field: "exportDate", message: "in the past" }] };
 
 async function addItem(store: Store, companyId: number, webhookUrl: string | null, deadlineAt?: string): Promise<number> {
-  const outcome = await store.addWorkItem({
-    companyId,
-    workType: WORK_TYPE_AUTHORITY_RVDM,
-    customerReference: `ref-${companyId}`,
-    documentReference: null,
-    webhookUrl,
-    request: validWorkItem(),
-    batchMaxItems: 1000,
-    ...(deadlineAt ? { deadlineAt } : {}),
-  });
-  assert.equal(outcome.kind, "created");
-  return outcome.kind === "created" ? outcome.key.workItemId : 0;
+  return (await addItems(store, companyId, 1, webhookUrl, deadlineAt ? [deadlineAt] : []))[0]!.workItemId;
 }
 
 /** Closes the company's Open batch and claims it, its items taken (InProgress). */

@@ -4,10 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { WORK_TYPE_AUTHORITY_RVDM } from "../../src/domain/views.ts";
 import type { Store } from "../../src/store/store.ts";
 import { availableBackends, openFreshStore, type Backend } from "../helpers/backends.ts";
-import { validWorkItem } from "../helpers/test-app.ts";
+import { addItems } from "../helpers/store-items.ts";
 import { claimDueDeliveries, claimNextBatch, closeOpenBatches } from "../helpers/sweeps.ts";
 import { recordStoreStatements } from "../helpers/statement-recorder.ts";
 
@@ -15,26 +14,6 @@ import { recordStoreStatements } from "../helpers/statement-recorder.ts";
 recordStoreStatements();
 
 const at = (seconds: number) => new Date(Date.UTC(2026, 10, 21, 12, 0, seconds)).toISOString();
-
-async function addItems(store: Store, companyId: number, count: number, webhookUrl: string | null = null, deadlines: string[] = []) {
-  const keys = [];
-  for (let i = 0; i < count; i++) {
-    const deadlineAt = deadlines[i];
-    const outcome = await store.addWorkItem({
-      companyId,
-      workType: WORK_TYPE_AUTHORITY_RVDM,
-      customerReference: `ref-${i}`,
-      documentReference: null,
-      webhookUrl,
-      request: validWorkItem(),
-      batchMaxItems: 1000,
-      ...(deadlineAt ? { deadlineAt } : {}),
-    });
-    assert.equal(outcome.kind, "created");
-    if (outcome.kind === "created") keys.push(outcome.key);
-  }
-  return keys;
-}
 
 /** Each test gets its own empty store, so one test's batches never show up in another's claims. */
 async function withStore(backend: Backend, body: (store: Store) => Promise<void>): Promise<void> {
