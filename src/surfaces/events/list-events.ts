@@ -69,9 +69,9 @@ function decodeEventCursor(cursor: string): number {
 }
 
 /**
- * The EventPage as JSON text, each event's `data` the view's JSON as stored, never parsed.
- * Serialising a page of 100 views through the schema (its nullable unions) took several times
- * longer than reading them (docs/performance.md, "Event feed").
+ * The EventPage as JSON text, each event's `data` the view's JSON as stored, never parsed:
+ * 0.8 ms of CPU for a page of 100, against 1.4 ms to parse the views and serialise them through
+ * the response schema (docs/performance.md, "Event feed").
  */
 function eventPageJson(events: StoredEvent[], nextCursor: string): string {
   const parts = events.map(
