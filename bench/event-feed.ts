@@ -29,7 +29,7 @@ import { availableParallelism, loadavg } from "node:os";
 import Database from "better-sqlite3";
 import { freePort, startServer as startServerProcess } from "../scripts/lib/processes.ts";
 import { createKey } from "../src/admin/admin.ts";
-import { EVENT_SWEEP_CHUNK_ROWS } from "../src/lifecycle/event-sweep.ts";
+import { EVENT_SWEEP_CHUNK_ROWS } from "../src/retention/event-sweep.ts";
 import { openSqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 import { encodeEventCursor } from "../src/surfaces/events/list-events.ts";
 import { benchFlags, wholeNumber } from "./lib/args.ts";
