@@ -11,7 +11,7 @@ import { createHttpAuthorityAdapter } from "../../src/bot/http-authority-adapter
 import { runBotOnce } from "../../src/bot/run-once.ts";
 import type { WorkItemView } from "../../src/domain/views.ts";
 import { createDispatcher, type Dispatcher, type DispatcherDeps } from "../../src/webhooks/dispatcher.ts";
-import { webhookSecret } from "../../src/webhooks/secrets.ts";
+import { createWebhookSecrets } from "../../src/webhooks/secrets.ts";
 import { availableBackends, type Backend } from "../helpers/backends.ts";
 import { bearer, createTestApp, validWorkItem, type TestApp, type Tenant } from "../helpers/test-app.ts";
 import { waitUntil } from "../helpers/waiting.ts";
@@ -58,7 +58,7 @@ async function withWebhooks(backend: Backend, env: Record<string, string>, answe
         started.push(dispatcher);
         return dispatcher;
       },
-      secret: async () => (await webhookSecret(t.store, tenant.companyId))!,
+      secret: async () => (await createWebhookSecrets(t.store, t.config).current(tenant.companyId))!,
     });
   } finally {
     for (const dispatcher of started) await dispatcher.stop();
