@@ -43,7 +43,7 @@ server.close();
 `;
 
 const CONSUMER_TS = `
-import { WorkItemClient, type AuthorityRvdmWorkItemCreate, type WorkItemView, type WebhookEvent } from "work-item-api/client";
+import { WorkItemClient, verifyWebhook, type AuthorityRvdmWorkItemCreate, type WorkItemView, type WebhookEvent, type WebhookDelivery } from "work-item-api/client";
 export async function use(client: WorkItemClient, body: AuthorityRvdmWorkItemCreate): Promise<number> {
   const added = await client.addWorkItemCreate(body, { idempotencyKey: "k" });
   const view: WorkItemView = await client.getWorkItem(added.workItemId);
@@ -57,7 +57,15 @@ export async function use(client: WorkItemClient, body: AuthorityRvdmWorkItemCre
   const deadlineAt: string | null = view.deadlineAt;
   await client.listWorkItems({ deadlineBefore: "2026-12-24T00:00:00Z", status: "Submitted" });
   const eventTypes: Array<WebhookEvent["type"]> = ["workitem.submitted", "workitem.deadline_at_risk"];
-  void wrong; void status; void submitted; void applicationNumber; void deadlineAt; void eventTypes;
+  // Webhook deliveries (SPEC §11.3): the list, its filter's union, redelivery, and two secrets for a rotation.
+  const page = await client.listWebhookDeliveries({ status: "failed", workItemId: view.workItemId });
+  const delivery: WebhookDelivery | undefined = page.deliveries[0];
+  const statusCode: number | null | undefined = delivery?.attempts[0]?.statusCode;
+  // @ts-expect-error the delivery status filter is lower case
+  await client.listWebhookDeliveries({ status: "Failed" });
+  const redelivered: WebhookDelivery = await client.redeliverWebhook(delivery?.deliveryId ?? 1);
+  const verified: WebhookEvent = verifyWebhook({}, "", ["whsec_a", "whsec_b"]);
+  void wrong; void status; void submitted; void applicationNumber; void deadlineAt; void eventTypes; void statusCode; void redelivered; void verified;
   return view.workItemId + added.workBatchId;
 }
 `;

@@ -36,6 +36,8 @@ const OPERATION_IDS: Record<string, string> = {
   "DELETE /api/AuthorityRvdm/WorkItem/{workItemId}": "CancelWorkItem",
   "GET /api/AuthorityRvdm/WorkBatch/{workBatchId}": "GetWorkBatch",
   "GET /api/AuthorityRvdm/WorkItems": "ListWorkItems",
+  "GET /api/Webhooks/Deliveries": "ListWebhookDeliveries",
+  "POST /api/Webhooks/Deliveries/{deliveryId}/Redeliver": "RedeliverWebhook",
 };
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
@@ -72,6 +74,11 @@ for (const backend of await availableBackends()) {
       assert.deepEqual(add.responses["409"]!.content!["application/problem+json"]!.schema, ref("ProblemDetails"));
       assert.deepEqual(op("GET /api/AuthorityRvdm/WorkItem/{workItemId}").responses["200"]!.content!["application/json"]!.schema, ref("WorkItemView"));
       assert.deepEqual(op("GET /api/AuthorityRvdm/WorkBatch/{workBatchId}").responses["200"]!.content!["application/json"]!.schema, ref("WorkBatchView"));
+      const deliveries = op("GET /api/Webhooks/Deliveries");
+      assert.deepEqual(deliveries.responses["200"]!.content!["application/json"]!.schema, ref("WebhookDeliveryPage"));
+      assert.deepEqual(op("POST /api/Webhooks/Deliveries/{deliveryId}/Redeliver").responses["202"]!.content!["application/json"]!.schema, ref("WebhookDelivery"));
+      const delivery = doc.components.schemas.WebhookDelivery as { properties: Record<string, Record<string, unknown>> };
+      assert.deepEqual(delivery.properties.attempts, { type: "array", items: ref("WebhookDeliveryAttempt"), description: "every attempt so far, oldest first" });
       const body = doc.components.schemas.AuthorityRvdmWorkItemCreate!;
       assert.deepEqual((body.properties as Record<string, unknown>).productName, ref("TranslationObject"));
       // Open to extra translation objects without an index signature every named field must fit.
@@ -111,10 +118,12 @@ for (const backend of await availableBackends()) {
     });
 
     test("optional query parameters are optional (limit)", () => {
-      const list = operations.find(([n]) => n === "GET /api/AuthorityRvdm/WorkItems")![1];
-      const query = (list.parameters ?? []).filter((p) => p.in === "query");
-      assert.ok(query.some((p) => p.name === "limit"));
-      assert.deepEqual(query.filter((p) => p.required).map((p) => p.name), []);
+      for (const name of ["GET /api/AuthorityRvdm/WorkItems", "GET /api/Webhooks/Deliveries"]) {
+        const list = operations.find(([n]) => n === name)![1];
+        const query = (list.parameters ?? []).filter((p) => p.in === "query");
+        assert.ok(query.some((p) => p.name === "limit"), name);
+        assert.deepEqual(query.filter((p) => p.required).map((p) => p.name), [], name);
+      }
     });
 
     test("the webhooks section has every event type, its envelope and the Standard Webhooks headers", () => {
