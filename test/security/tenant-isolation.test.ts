@@ -12,10 +12,7 @@ import { after, before, describe, test } from "node:test";
 import { availableBackends } from "../helpers/backends.ts";
 import { apiOperations, describeOperation, exampleBody, fillPath, type ApiOperation } from "../helpers/openapi-routes.ts";
 import { bearer, createTestApp, validWorkItem, type TestApp, type Tenant } from "../helpers/test-app.ts";
-import { startAuthoritySim } from "../../src/authority-sim/server.ts";
-import { createAuthorityGate } from "../../src/bot/authority-gate.ts";
-import { createHttpAuthorityAdapter } from "../../src/bot/http-authority-adapter.ts";
-import { runBotOnce } from "../../src/bot/run-once.ts";
+import { runOneBotPass } from "../helpers/bot-harness.ts";
 
 /** What the owner has for each of its items: the BatchKey answer of AddWorkItemCreate, and the item's webhook delivery. */
 interface OwnerKey {
@@ -65,14 +62,7 @@ for (const backend of await availableBackends()) {
         await t.app.inject({ method: "POST", url: "/api/AuthorityRvdm/AddWorkItemCreate", headers: bearer(intruder.token), payload: body });
       }
       // One bot pass decides every item, and each decision is a webhook delivery.
-      const sim = await startAuthoritySim({ host: "127.0.0.1", port: 0, latencyMs: 0, errorRate: 0, outage: false, decisionDelayMs: 0 });
-      const adapter = createHttpAuthorityAdapter({ baseUrl: sim.url, timeoutMs: 2000 });
-      try {
-        await runBotOnce({ store: t.store, gate: createAuthorityGate({ store: t.store, adapter, config: t.config, owner: "bot" }), config: t.config, owner: "bot" });
-      } finally {
-        await adapter.close();
-        await sim.close();
-      }
+      await runOneBotPass(t);
       const deliveries = await t.query<{ delivery_id: number | string; work_item_id: number | string }>(
         "SELECT delivery_id, work_item_id FROM webhook_outbox WHERE company_id = $1",
         [owner.companyId],
