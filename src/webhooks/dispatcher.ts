@@ -1,11 +1,13 @@
 /**
- * The webhook dispatcher (SPEC §6): claims due outbox rows with a lease, delivers each signed
- * event, and records every attempt (when, the answer or error, how long it took). Any non-2xx answer, timeout or network error is retried with
- * the shared backoff until the retry window (24 h) is over; a target the address guard refuses
- * is not retried. Rows survive restarts: a dispatcher that dies leaves its claims to expire.
+ * The webhook dispatcher (SPEC §6, §11.3): claims due outbox rows with a lease, delivers each
+ * signed event, and records every attempt (when, the answer or error, how long it took). Any
+ * non-2xx answer, timeout or network error is retried with the shared backoff until the retry
+ * window (24 h) is over; a target the address guard refuses is not retried. Rows survive
+ * restarts: a dispatcher that dies leaves its claims to expire.
  */
 import type { Config } from "../config.ts";
 import { nextAttemptAt, type BackoffPolicy } from "../lib/backoff.ts";
+import { DataDecryptionError } from "../lib/data-encryption.ts";
 import { forEachConcurrently } from "../lib/concurrency.ts";
 import type { Store, WebhookAttemptOutcome, WebhookDelivery } from "../store/store.ts";
 import { checkWebhookTarget, type Lookup } from "./address-guard.ts";
@@ -96,8 +98,18 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     let outcome: WebhookAttemptOutcome;
     const item = await store.getWorkItem(delivery.companyId, delivery.workItemId);
     // Signed with what is valid now: during a rotation's overlap, the previous secret too.
-    const signingSecrets = await secrets.signingSecrets(delivery.companyId, at);
-    if (!item || !signingSecrets) {
+    let signingSecrets: string[] | undefined;
+    let unreadable: string | undefined;
+    try {
+      signingSecrets = await secrets.signingSecrets(delivery.companyId, at);
+    } catch (error) {
+      if (!(error instanceof DataDecryptionError)) throw error;
+      unreadable = error.message;
+    }
+    if (unreadable !== undefined) {
+      // Data, not a crash: the attempt is listed with why, and retried (the key may be put right).
+      outcome = failed(`the company's webhook secret cannot be read: ${unreadable}`);
+    } else if (!item || !signingSecrets) {
       outcome = { kind: "failed", error: "the work item or its company no longer exists", httpStatus: null };
     } else {
       const target = await checkWebhookTarget(delivery.url, { allowPrivateNetworks: config.webhookAllowPrivateNetworks, ...(deps.lookup ? { lookup: deps.lookup } : {}) });

@@ -92,6 +92,20 @@ for (const backend of await availableBackends()) {
         assert.ok(attempt!.durationMs >= 150, `the attempt took its timeout (${attempt!.durationMs} ms)`);
       }));
 
+    test("a secret that cannot be decrypted (another DATA_ENCRYPTION_KEY) is an attempt with the reason, retried, and nothing is sent", () =>
+      withWebhooks(backend, {}, () => 204, async (s) => {
+        await s.secret();
+        await s.complete();
+        const wrongKey = { ...s.t.config, dataEncryptionKey: "not-the-key-these-secrets-were-encrypted-with" };
+        const summary = await s.dispatcher({ config: wrongKey }).deliverDue();
+        assert.equal(summary.retried, 1);
+        assert.equal(s.receiver.requests.length, 0);
+        const [delivery] = (await list(s)).deliveries;
+        assert.equal(delivery!.status, "pending");
+        assert.equal(delivery!.attempts[0]!.statusCode, null);
+        assert.match(delivery!.attempts[0]!.error!, /^the company's webhook secret cannot be read: .*encrypted with another key/);
+      }));
+
     test("the list filters by status and work item, newest first, with a keyset cursor", () =>
       withWebhooks(backend, {}, () => 204, async (s) => {
         const items = [];
