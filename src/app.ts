@@ -2,7 +2,7 @@
  * buildApp(config, deps) -> a ready Fastify instance. It never listens: tests use inject, and
  * server.ts decides where to listen.
  */
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
@@ -19,6 +19,7 @@ import { createValidatorCompiler } from "./http/validation.ts";
 import { documentDocsRoute, OpenApiDocumentSchema } from "./http/docs.ts";
 import { installRequestObservation } from "./http/observability.ts";
 import { finishOpenApiDocument } from "./http/openapi-contract.ts";
+import { serverKey } from "./lib/server-keys.ts";
 import { createLogger } from "./logger.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
 import { createRateLimits } from "./rate-limit/index.ts";
@@ -28,6 +29,7 @@ import { registerEvents } from "./surfaces/events/index.ts";
 import { registerLogin } from "./surfaces/login/authenticate.ts";
 import { registerOps } from "./surfaces/ops/index.ts";
 import { registerVlmMad } from "./surfaces/vlm-mad/ping.ts";
+import { registerWebhooks } from "./surfaces/webhooks/index.ts";
 
 export interface AppDeps {
   store: Store;
@@ -42,7 +44,7 @@ export async function createAppContext(
   logger: FastifyBaseLogger,
   metrics: Metrics = createMetrics(),
 ): Promise<AppContext> {
-  const secret = config.jwtSecret ?? (await store.getOrCreateSigningSecret(randomBytes(48).toString("base64url")));
+  const secret = await serverKey(store, "jwt", config.jwtSecret);
   const tokens = new TokenService({ secret, issuer: config.jwtIssuer, audience: config.jwtAudience, ttlSeconds: config.tokenTtlSeconds });
   const keyStatus = new KeyStatusCache(store);
   const loginKeys = new KeyStatusCache(store);
@@ -125,5 +127,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await registerAuthorityRvdm(app, ctx);
   await registerVlmMad(app, ctx);
   await registerEvents(app, ctx);
+  await registerWebhooks(app, ctx);
   return app;
 }

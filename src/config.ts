@@ -28,6 +28,9 @@ export const EnvSchema = Type.Object({
   JWT_SECRET: Type.Optional(
     Type.String({ minLength: 32, description: "HS256 key (UTF-8 bytes of the text); generated and kept by the store when unset" }),
   ),
+  DATA_ENCRYPTION_KEY: Type.Optional(
+    Type.String({ minLength: 32, description: "key of the encryption at rest (AES-256-GCM) of webhook secrets; generated and kept by the store when unset" }),
+  ),
   JWT_ISSUER: Type.String({ minLength: 1, default: "work-item-api", description: "iss claim of issued tokens" }),
   JWT_AUDIENCE: Type.String({ minLength: 1, default: "work-item-api", description: "aud claim of issued tokens" }),
   TOKEN_TTL_SECONDS: Int(1, 86400, 1200, "token lifetime in seconds"),
@@ -66,6 +69,7 @@ export const EnvSchema = Type.Object({
   WEBHOOK_CONCURRENCY: Int(1, 256, 8, "webhook deliveries a worker makes at once"),
   WEBHOOK_LEASE_SECONDS: Int(1, 86_400, 60, "how long a dispatcher holds a claimed delivery before another may take it"),
   EVENT_RETENTION_DAYS: Int(1, 3650, 30, "days an event stays in the event feed (GET /api/Events) before the worker's sweep deletes it"),
+  WEBHOOK_SECRET_OVERLAP_SECONDS: Int(0, 2_592_000, 86_400, "after `webhooks secret --rotate`, how long deliveries are signed with the previous secret too"),
   RATE_LIMIT_TENANT_RPS: Int(0, 1_000_000, 200, "per-company sustained requests per second; 0 turns it off"),
   RATE_LIMIT_TENANT_BURST: Int(0, 1_000_000, 400, "per-company burst size"),
   LOGIN_FAILURES_PER_MINUTE: Int(0, 1_000_000, 10, "failed logins per API key and per client address; 0 turns it off"),
@@ -97,6 +101,8 @@ export interface Config {
   role: Env["ROLE"];
   store: StoreLocation;
   jwtSecret: string | undefined;
+  /** Key text of the encryption at rest; undefined = generated and kept by the store, like jwtSecret. */
+  dataEncryptionKey: string | undefined;
   jwtIssuer: string;
   jwtAudience: string;
   tokenTtlSeconds: number;
@@ -131,6 +137,7 @@ export interface Config {
   webhookLeaseSeconds: number;
   /** How long the event feed keeps an event (SPEC §13). */
   eventRetentionDays: number;
+  webhookSecretOverlapSeconds: number;
   rateLimitTenantRps: number;
   rateLimitTenantBurst: number;
   loginFailuresPerMinute: number;
@@ -195,6 +202,7 @@ export function loadConfig(source: EnvSource = process.env, overrides: Partial<E
     role: env.ROLE,
     store,
     jwtSecret: env.JWT_SECRET,
+    dataEncryptionKey: env.DATA_ENCRYPTION_KEY,
     jwtIssuer: env.JWT_ISSUER,
     jwtAudience: env.JWT_AUDIENCE,
     tokenTtlSeconds: env.TOKEN_TTL_SECONDS,
@@ -232,6 +240,7 @@ export function loadConfig(source: EnvSource = process.env, overrides: Partial<E
     webhookConcurrency: env.WEBHOOK_CONCURRENCY,
     webhookLeaseSeconds: env.WEBHOOK_LEASE_SECONDS,
     eventRetentionDays: env.EVENT_RETENTION_DAYS,
+    webhookSecretOverlapSeconds: env.WEBHOOK_SECRET_OVERLAP_SECONDS,
     rateLimitTenantRps: env.RATE_LIMIT_TENANT_RPS,
     rateLimitTenantBurst: env.RATE_LIMIT_TENANT_BURST,
     loginFailuresPerMinute: env.LOGIN_FAILURES_PER_MINUTE,

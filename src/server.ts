@@ -13,6 +13,7 @@ import { createLogger } from "./logger.ts";
 import { botMetricsEvents, createMetrics, webhookMetricsEvents } from "./metrics.ts";
 import { Shutdown } from "./shutdown.ts";
 import { openStore } from "./store/open-store.ts";
+import { createWebhookSecrets } from "./webhooks/secrets.ts";
 import { startWorkerRole } from "./worker-role.ts";
 
 async function main(): Promise<void> {
@@ -33,6 +34,12 @@ async function main(): Promise<void> {
       { role: config.role },
       "the embedded SQLite store takes one writer at a time: split roles work on this host only; use DATABASE_URL=postgres://… to scale out",
     );
+  }
+  // After the migrations: secrets stored before encryption at rest are encrypted now (idempotent).
+  const encrypted = await createWebhookSecrets(store, config).encryptStored();
+  if (encrypted > 0) logger.info({ companies: encrypted }, "webhook secrets stored in plain text were encrypted");
+  if (config.dataEncryptionKey === undefined && store.kind === "postgres") {
+    logger.warn("DATA_ENCRYPTION_KEY is unset: webhook secrets are encrypted with a generated key kept in the same database; set it to keep the key apart from the data");
   }
   const shutdown = new Shutdown(logger, config.shutdownTimeoutMs);
   shutdown.onRelease("store", () => store.close());

@@ -1,6 +1,7 @@
 /**
  * The worker role (ROLE=all|worker): the bot on its schedule and the webhook dispatcher, with
- * the authority adapter they need. Everything it starts, stop() stops.
+ * the authority adapter they need, and the sweeps of data past its retention (SPEC §13) after
+ * each bot pass. Everything it starts, stop() stops.
  */
 import type { Logger } from "pino";
 import type { Config } from "./config.ts";
@@ -8,15 +9,23 @@ import { newWorkerId, openAuthority, type OpenedAuthority } from "./bot/authorit
 import { createAuthorityGate, type AuthorityGate } from "./bot/authority-gate.ts";
 import { runBotOnce, type BotEvents } from "./bot/run-once.ts";
 import { startBotScheduler, type BotScheduler } from "./bot/scheduler.ts";
+import { sweepEndedDeliveries } from "./retention/delivery-sweep.ts";
 import { sweepExpiredEvents } from "./retention/event-sweep.ts";
 import { sweepExpiredIdempotencyKeys } from "./retention/idempotency-sweep.ts";
 import type { Store } from "./store/store.ts";
 import { createDispatcher, type Dispatcher, type WebhookEvents } from "./webhooks/dispatcher.ts";
 
-/** Most expired idempotency keys one bot pass deletes. */
-const IDEMPOTENCY_SWEEP_ROWS = 1000;
-/** Most expired events one bot pass deletes (in statements of EVENT_SWEEP_CHUNK_ROWS, 100). */
+/** Most rows each sweep deletes per bot pass. */
+const SWEEP_ROWS = 1000;
+/** Events are small and many: most a pass deletes (in statements of EVENT_SWEEP_CHUNK_ROWS). */
 const EVENT_SWEEP_ROWS = 5000;
+
+/** Housekeeping after each bot pass: what it deletes, and how. */
+const sweeps = (config: Config): Array<{ what: string; sweep: (store: Store, now: Date) => Promise<number> }> => [
+  { what: "expired idempotency keys", sweep: (store, now) => sweepExpiredIdempotencyKeys(store, { now, maxRows: SWEEP_ROWS }) },
+  { what: "expired events", sweep: (store, now) => sweepExpiredEvents(store, { now, retentionDays: config.eventRetentionDays, maxRows: EVENT_SWEEP_ROWS }) },
+  { what: "webhook deliveries past their retention", sweep: (store, now) => sweepEndedDeliveries(store, { now, maxRows: SWEEP_ROWS }) },
+];
 
 export interface WorkerRole {
   workerId: string;
@@ -57,14 +66,12 @@ export async function startWorkerRole(config: Config, deps: WorkerRoleDeps): Pro
     run: async (signal) => {
       const counts = await runBotOnce({ store: deps.store, gate, config, owner: workerId, logger, events: botEvents, signal });
       // Housekeeping rides on the bot's pass: bounded, and a failure never fails the pass.
-      await sweepExpiredIdempotencyKeys(deps.store, { now: new Date(), maxRows: IDEMPOTENCY_SWEEP_ROWS }).then(
-        (deleted) => deleted > 0 && logger.info({ deleted }, "expired idempotency keys deleted"),
-        (error: unknown) => logger.warn({ err: error }, "idempotency key sweep failed; the next pass tries again"),
-      );
-      await sweepExpiredEvents(deps.store, { now: new Date(), retentionDays: config.eventRetentionDays, maxRows: EVENT_SWEEP_ROWS }).then(
-        (deleted) => deleted > 0 && logger.info({ deleted }, "expired events deleted"),
-        (error: unknown) => logger.warn({ err: error }, "event sweep failed; the next pass tries again"),
-      );
+      for (const { what, sweep } of sweeps(config)) {
+        await sweep(deps.store, new Date()).then(
+          (deleted) => deleted > 0 && logger.info({ deleted }, `${what} deleted`),
+          (error: unknown) => logger.warn({ err: error }, `sweep of ${what} failed; the next pass tries again`),
+        );
+      }
       return counts;
     },
   });

@@ -10,7 +10,7 @@ import { createKey } from "../src/admin/admin.ts";
 import { buildApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
 import { createLogger } from "../src/logger.ts";
-import { webhookSecret } from "../src/webhooks/secrets.ts";
+import { createWebhookSecrets } from "../src/webhooks/secrets.ts";
 import { availableBackends, openFreshStore } from "./helpers/backends.ts";
 import { TEST_JWT_SECRET, bearer, problem, validWorkItem } from "./helpers/test-app.ts";
 
@@ -47,7 +47,7 @@ for (const backend of await availableBackends()) {
       const app = await buildApp(config, { store: fresh.store, logger });
       try {
         const key = await createKey(fresh.store, { companyId: 91 });
-        const hook = await webhookSecret(fresh.store, 91);
+        const hook = await createWebhookSecrets(fresh.store, config).current(91);
         const wrongSecret = `${key.secret.slice(0, -4)}XXXX`;
 
         const login = await app.inject({ method: "POST", url: "/api/Login/Authenticate", payload: { apiKey: key.apiKey, secret: key.secret } });

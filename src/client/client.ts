@@ -22,8 +22,11 @@ import type {
   HealthStatus,
   ListEventsQuery,
   ListWorkItemsQuery,
+  ListWebhookDeliveriesQuery,
   ReadyStatus,
   TokenResponse,
+  WebhookDelivery,
+  WebhookDeliveryPage,
   WorkBatchView,
   WorkItemPage,
   WorkItemView,
@@ -185,6 +188,29 @@ export class WorkItemClient {
       throw answer.conflict;
     }
     return (await answer.response.json()) as WorkItemView;
+  }
+
+  /** GET /api/Webhooks/Deliveries: one page of the company's webhook deliveries, newest first, each with its attempts. */
+  listWebhookDeliveries(query: ListWebhookDeliveriesQuery = {}, options?: CallOptions): Promise<WebhookDeliveryPage> {
+    return this.json({ method: "GET", path: "api/Webhooks/Deliveries", query: { ...query }, auth: true }, options);
+  }
+
+  /** Every delivery matching `query` (minus its cursor), newest first, fetching page after page. */
+  async *iterateWebhookDeliveries(query: Omit<ListWebhookDeliveriesQuery, "cursor"> = {}, options?: CallOptions): AsyncGenerator<WebhookDelivery, void, undefined> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.listWebhookDeliveries({ ...query, cursor }, options);
+      yield* page.deliveries;
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor !== undefined);
+  }
+
+  /**
+   * POST /api/Webhooks/Deliveries/{deliveryId}/Redeliver: one new attempt soon, even for a
+   * delivered or failed delivery, with the same webhook-id. Resolves to the delivery, pending again.
+   */
+  redeliverWebhook(deliveryId: number, options?: CallOptions): Promise<WebhookDelivery> {
+    return this.json({ method: "POST", path: `api/Webhooks/Deliveries/${id(deliveryId)}/Redeliver`, auth: true }, options);
   }
 
   /** GET /healthz. */

@@ -16,6 +16,13 @@ import type { WorkItemsQuery as WorkItemsQuerySchema } from "../surfaces/authori
 import type { EventPage as EventPageSchema, EventsQuery as EventsQuerySchema } from "../surfaces/events/list-events.ts";
 import type { Credentials as CredentialsSchema, TokenResponse as TokenResponseSchema } from "../surfaces/login/authenticate.ts";
 import type { HealthStatus as HealthStatusSchema, ReadyStatus as ReadyStatusSchema } from "../surfaces/ops/index.ts";
+import type { WebhookDeliveriesQuery as WebhookDeliveriesQuerySchema } from "../surfaces/webhooks/list-deliveries.ts";
+import type {
+  WebhookDeliveryAttempt as WebhookDeliveryAttemptSchema,
+  WebhookDeliveryPage as WebhookDeliveryPageSchema,
+  WebhookDeliveryStatus as WebhookDeliveryStatusSchema,
+  WebhookDeliveryView as WebhookDeliveryViewSchema,
+} from "../webhooks/delivery-schema.ts";
 import type { ProblemDetails as ProblemDetailsSchema, ValidationProblemDetails as ValidationProblemDetailsSchema } from "../surfaces/shared/problem-schema.ts";
 
 /** Body of POST /api/Login/Authenticate. */
@@ -45,6 +52,14 @@ export type ListEventsQuery = Partial<Static<typeof EventsQuerySchema>>;
 /** RFC 9457 problem details, the body of every error answer; a 400 adds `errors` (ValidationProblemDetails). */
 export type ProblemDetails = Static<typeof ProblemDetailsSchema> & Partial<Pick<Static<typeof ValidationProblemDetailsSchema>, "errors">>;
 export type HealthStatus = Static<typeof HealthStatusSchema>;
+/** A webhook delivery with every attempt (GET /api/Webhooks/Deliveries, and the 202 of Redeliver). */
+export type WebhookDelivery = Static<typeof WebhookDeliveryViewSchema>;
+export type WebhookDeliveryAttempt = Static<typeof WebhookDeliveryAttemptSchema>;
+export type WebhookDeliveryStatus = Static<typeof WebhookDeliveryStatusSchema>;
+/** GET /api/Webhooks/Deliveries. */
+export type WebhookDeliveryPage = Static<typeof WebhookDeliveryPageSchema>;
+/** Filters and paging of GET /api/Webhooks/Deliveries; every one optional (limit defaults to 50). */
+export type ListWebhookDeliveriesQuery = Partial<Static<typeof WebhookDeliveriesQuerySchema>>;
 export type ReadyStatus = Static<typeof ReadyStatusSchema>;
 
 /** What `addWorkItemCreate` resolves to: the batch key, and which Idempotency-Key it used. */

@@ -2,7 +2,9 @@
  * Verifies a webhook the service sent, per the Standard Webhooks specification: the signature is
  * `v1,` + base64 HMAC-SHA256 over `${webhook-id}.${webhook-timestamp}.${raw body}` with the
  * company's `whsec_` secret (base64 after the prefix). Several signatures may be sent, separated
- * by spaces (during a secret rotation); one match is enough.
+ * by spaces (during a secret rotation's overlap the service signs with the new and the previous
+ * secret); one match is enough. A receiver switching secrets may likewise pass both of its own:
+ * a signature matching either is accepted.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { WebhookEvent } from "./types.ts";
@@ -25,11 +27,18 @@ export interface VerifyWebhookOptions {
 }
 
 /**
- * Returns the parsed event when the signature matches and the timestamp is fresh; throws a
- * `WebhookVerificationError` otherwise. Pass the raw body exactly as received: re-serialised
- * JSON does not verify.
+ * Returns the parsed event when a signature matches (one of `secret`, when given several) and
+ * the timestamp is fresh; throws a `WebhookVerificationError` otherwise. Pass the raw body
+ * exactly as received: re-serialised JSON does not verify.
  */
-export function verifyWebhook(headers: WebhookHeaders, body: string | Uint8Array, secret: string, options: VerifyWebhookOptions = {}): WebhookEvent {
+export function verifyWebhook(
+  headers: WebhookHeaders,
+  body: string | Uint8Array,
+  secret: string | readonly string[],
+  options: VerifyWebhookOptions = {},
+): WebhookEvent {
+  const secrets = typeof secret === "string" ? [secret] : secret;
+  if (secrets.length === 0) throw new WebhookVerificationError("no webhook secret was given to verify with");
   const id = header(headers, "webhook-id");
   const timestamp = header(headers, "webhook-timestamp");
   const signatures = header(headers, "webhook-signature");
@@ -41,15 +50,17 @@ export function verifyWebhook(headers: WebhookHeaders, body: string | Uint8Array
   if (age < -tolerance) throw new WebhookVerificationError(`webhook-timestamp is ${-age} s in the future, more than the ${tolerance} s tolerance`);
 
   const payload = typeof body === "string" ? Buffer.from(body, "utf8") : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  const expected = createHmac("sha256", secretKey(secret))
-    .update(`${id}.${timestamp}.`)
-    .update(payload)
-    .digest();
+  const expected = secrets.map((candidate) =>
+    createHmac("sha256", secretKey(candidate))
+      .update(`${id}.${timestamp}.`)
+      .update(payload)
+      .digest(),
+  );
   const matches = signatures.split(" ").some((entry) => {
     const [version, signature] = entry.split(",", 2);
     if (version !== "v1" || !signature) return false;
     const given = Buffer.from(signature, "base64");
-    return given.length === expected.length && timingSafeEqual(given, expected);
+    return expected.some((digest) => given.length === digest.length && timingSafeEqual(given, digest));
   });
   if (!matches) throw new WebhookVerificationError("no webhook-signature matches; check the secret and pass the raw body");
 

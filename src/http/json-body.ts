@@ -23,8 +23,8 @@ export function installJsonParser(app: FastifyInstance): void {
     }
     const bytes = body as Buffer;
     // Many clients send Content-Type: application/json on every request; a body-less DELETE or
-    // GET with that header is not a malformed request.
-    if (bytes.length === 0 && !METHODS_WITH_BODY.has(request.method)) {
+    // GET with that header is not a malformed request, nor a POST to a route that takes no body.
+    if (bytes.length === 0 && (!METHODS_WITH_BODY.has(request.method) || request.routeOptions.schema?.body === undefined)) {
       done(null, undefined);
       return;
     }

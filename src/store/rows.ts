@@ -6,7 +6,17 @@
 import type { WorkBatchCounts, WorkBatchStatus, WorkBatchView, WorkItemStatus, WorkItemView } from "../domain/views.ts";
 import { countKeyFor, emptyCounts } from "../domain/views.ts";
 import { utcInstant } from "../domain/deadline.ts";
-import type { ApiKeyRecord, ClaimedBatch, Company, DueItem, ItemToPoll, WebhookDelivery, WebhookEventType } from "./store.ts";
+import type {
+  ApiKeyRecord,
+  ClaimedBatch,
+  Company,
+  DueItem,
+  ItemToPoll,
+  WebhookDelivery,
+  WebhookDeliveryRecord,
+  WebhookDeliveryStatus,
+  WebhookEventType,
+} from "./store.ts";
 
 type Timestamp = string | Date;
 type Json = string | Record<string, unknown>;
@@ -184,6 +194,7 @@ export const toItemToPoll = (row: ItemToPollRow): ItemToPoll => ({
 
 export interface OutboxRow {
   company_id: Id;
+  delivery_id: Id;
   event_id: string;
   work_item_id: Id;
   event_type: WebhookEventType;
@@ -194,6 +205,7 @@ export interface OutboxRow {
 
 export const toWebhookDelivery = (row: OutboxRow): WebhookDelivery => ({
   companyId: Number(row.company_id),
+  deliveryId: Number(row.delivery_id),
   eventId: row.event_id,
   workItemId: Number(row.work_item_id),
   eventType: row.event_type,
@@ -201,3 +213,50 @@ export const toWebhookDelivery = (row: OutboxRow): WebhookDelivery => ({
   attempts: row.attempts,
   createdAt: iso(row.created_at),
 });
+
+/** One delivery joined with one of its attempts (attempt columns NULL for a delivery without any). */
+export interface DeliveryAttemptRow {
+  delivery_id: Id;
+  event_id: string;
+  work_item_id: Id;
+  event_type: WebhookEventType;
+  url: string;
+  status: "Pending" | "Delivered" | "Failed";
+  next_attempt_at: Timestamp;
+  created_at: Timestamp;
+  attempt: number | null;
+  at: Timestamp | null;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number | null;
+}
+
+const DELIVERY_STATUS: Record<DeliveryAttemptRow["status"], WebhookDeliveryStatus> = { Pending: "pending", Delivered: "delivered", Failed: "failed" };
+
+/** Folds the joined rows (ordered by delivery, then attempt) into deliveries, in row order. */
+export function toWebhookDeliveryRecords(rows: DeliveryAttemptRow[]): WebhookDeliveryRecord[] {
+  const deliveries: WebhookDeliveryRecord[] = [];
+  let current: WebhookDeliveryRecord | undefined;
+  for (const row of rows) {
+    const deliveryId = Number(row.delivery_id);
+    if (current?.deliveryId !== deliveryId) {
+      const status = DELIVERY_STATUS[row.status];
+      current = {
+        deliveryId,
+        eventId: row.event_id,
+        workItemId: Number(row.work_item_id),
+        type: row.event_type,
+        url: row.url,
+        status,
+        attempts: [],
+        nextAttemptAt: status === "pending" ? iso(row.next_attempt_at) : null,
+        createdAt: iso(row.created_at),
+      };
+      deliveries.push(current);
+    }
+    if (row.attempt !== null && row.at !== null) {
+      current.attempts.push({ at: iso(row.at), statusCode: row.status_code, error: row.error, durationMs: Number(row.duration_ms) });
+    }
+  }
+  return deliveries;
+}

@@ -1,20 +1,23 @@
 /**
- * The webhook dispatcher (SPEC §6): claims due outbox rows with a lease, delivers each signed
- * event, and records the attempt. Any non-2xx answer, timeout or network error is retried with
- * the shared backoff until the retry window (24 h) is over; a target the address guard refuses
- * is not retried. Rows survive restarts: a dispatcher that dies leaves its claims to expire.
+ * The webhook dispatcher (SPEC §6, §11.3): claims due outbox rows with a lease, delivers each
+ * signed event, and records every attempt (when, the answer or error, how long it took). Any
+ * non-2xx answer, timeout or network error is retried with the shared backoff until the retry
+ * window (24 h) is over; a target the address guard refuses is not retried. Rows survive
+ * restarts: a dispatcher that dies leaves its claims to expire.
  */
 import type { Config } from "../config.ts";
 import { nextAttemptAt, type BackoffPolicy } from "../lib/backoff.ts";
+import { DataDecryptionError } from "../lib/data-encryption.ts";
 import { forEachConcurrently } from "../lib/concurrency.ts";
 import type { Store, WebhookAttemptOutcome, WebhookDelivery } from "../store/store.ts";
 import { checkWebhookTarget, type Lookup } from "./address-guard.ts";
-import { webhookSecret } from "./secrets.ts";
+import { createWebhookSecrets, type WebhookSecrets } from "./secrets.ts";
 import { sendWebhook } from "./sender.ts";
 import { signEvent } from "./signing.ts";
 
 export interface DeliveryReport {
   companyId: number;
+  deliveryId: number;
   eventId: string;
   workItemId: number;
   outcome: WebhookAttemptOutcome["kind"];
@@ -44,6 +47,8 @@ export type DispatcherConfig = Pick<
   | "webhookPollIntervalMs"
   | "webhookConcurrency"
   | "webhookLeaseSeconds"
+  | "webhookSecretOverlapSeconds"
+  | "dataEncryptionKey"
 >;
 
 export interface DispatcherDeps {
@@ -53,6 +58,8 @@ export interface DispatcherDeps {
   owner: string;
   clock?: () => Date;
   random?: () => number;
+  /** The companies' signing secrets; made from the store and config when not given. */
+  secrets?: WebhookSecrets;
   /** DNS override (tests); the system resolver otherwise. */
   lookup?: Lookup;
   logger?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
@@ -75,10 +82,13 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const clock = deps.clock ?? (() => new Date());
   const policy: BackoffPolicy = { baseMs: config.webhookRetryBaseMs, maxMs: config.webhookRetryMaxMs };
   const claimSize = config.webhookConcurrency * 4;
+  const secrets = deps.secrets ?? createWebhookSecrets(store, config);
   // stop() aborts deliveries in flight; they are recorded as failed attempts and retried later.
   const stopping = new AbortController();
 
-  async function attempt(delivery: WebhookDelivery): Promise<{ outcome: WebhookAttemptOutcome; report: DeliveryReport }> {
+  async function attempt(delivery: WebhookDelivery): Promise<{ outcome: WebhookAttemptOutcome; report: DeliveryReport; at: string; durationMs: number }> {
+    const at = clock();
+    const started = performance.now();
     const failed = (error: string, httpStatus: number | null = null): WebhookAttemptOutcome => {
       const now = clock();
       const windowOver = now.getTime() - Date.parse(delivery.createdAt) >= config.webhookRetryWindowSeconds * 1000;
@@ -87,8 +97,19 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     };
     let outcome: WebhookAttemptOutcome;
     const item = await store.getWorkItem(delivery.companyId, delivery.workItemId);
-    const secret = await webhookSecret(store, delivery.companyId);
-    if (!item || !secret) {
+    // Signed with what is valid now: during a rotation's overlap, the previous secret too.
+    let signingSecrets: string[] | undefined;
+    let unreadable: string | undefined;
+    try {
+      signingSecrets = await secrets.signingSecrets(delivery.companyId, at);
+    } catch (error) {
+      if (!(error instanceof DataDecryptionError)) throw error;
+      unreadable = error.message;
+    }
+    if (unreadable !== undefined) {
+      // Data, not a crash: the attempt is listed with why, and retried (the key may be put right).
+      outcome = failed(`the company's webhook secret cannot be read: ${unreadable}`);
+    } else if (!item || !signingSecrets) {
       outcome = { kind: "failed", error: "the work item or its company no longer exists", httpStatus: null };
     } else {
       const target = await checkWebhookTarget(delivery.url, { allowPrivateNetworks: config.webhookAllowPrivateNetworks, ...(deps.lookup ? { lookup: deps.lookup } : {}) });
@@ -97,7 +118,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       } else if (target.kind === "unresolved") {
         outcome = failed(target.reason);
       } else {
-        const signed = signEvent({ type: delivery.eventType, timestamp: delivery.createdAt, data: item }, delivery.eventId, secret, clock());
+        const signed = signEvent({ type: delivery.eventType, timestamp: delivery.createdAt, data: item }, delivery.eventId, signingSecrets, clock());
         try {
           const { httpStatus } = await sendWebhook(delivery.url, target.addresses[0]!, signed, config.webhookTimeoutMs, stopping.signal);
           outcome = httpStatus >= 200 && httpStatus < 300 ? { kind: "delivered", httpStatus } : failed(`the receiver answered ${httpStatus}`, httpStatus);
@@ -110,8 +131,11 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     const httpStatus = outcome.httpStatus;
     return {
       outcome,
+      at: at.toISOString(),
+      durationMs: performance.now() - started,
       report: {
         companyId: delivery.companyId,
+        deliveryId: delivery.deliveryId,
         eventId: delivery.eventId,
         workItemId: delivery.workItemId,
         outcome: outcome.kind,
@@ -132,14 +156,13 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       claimed.push(...(await store.claimWebhookDeliveries({ companyId, owner, now, leaseExpiresAt, limit: claimSize - claimed.length })));
     }
     await forEachConcurrently(claimed, config.webhookConcurrency, async (delivery) => {
-      const started = Date.now();
       try {
-        const { outcome, report } = await attempt(delivery);
-        if (!(await store.recordWebhookAttempt(delivery, owner, outcome, clock().toISOString()))) return;
+        const { outcome, report, at, durationMs } = await attempt(delivery);
+        if (!(await store.recordWebhookAttempt(delivery, owner, outcome, { at, durationMs }))) return;
         summary[report.outcome] += 1;
         summary.deliveries.push(report);
         if (report.outcome === "failed") deps.logger?.warn({ eventId: report.eventId, companyId: report.companyId, error: report.error }, "webhook given up");
-        deps.events?.deliveryAttempted?.({ ...report, durationMs: Date.now() - started });
+        deps.events?.deliveryAttempted?.({ ...report, durationMs });
       } catch (error) {
         // The row stays claimed until its lease ends, then it is tried again: nothing is lost.
         deps.logger?.error({ err: error, eventId: delivery.eventId }, "webhook delivery could not be recorded");

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
+import Database from "better-sqlite3";
 
 // The CLI is tested as a separate process, the way operators run it.
 const dir = mkdtempSync(join(tmpdir(), "wia-cli-"));
@@ -55,14 +56,40 @@ describe("admin CLI", () => {
     assert.equal(cli("keys", "revoke", "--key-id", "0000000000000000").code, 1);
   });
 
-  test("webhooks secret is stable until rotated", () => {
+  test("webhooks secret is stable until rotated, stored encrypted; --revoke-previous ends the overlap", () => {
     const first = json<{ companyId: number; secret: string }>(cli("webhooks", "secret", "--company-id", "88", "--json").stdout);
     assert.match(first.secret, /^whsec_[A-Za-z0-9+/=]{40,}$/);
+    assert.deepEqual(Object.keys(first), ["companyId", "secret"]);
     const same = json<{ secret: string }>(cli("webhooks", "secret", "--company-id", "88", "--json").stdout);
     assert.equal(same.secret, first.secret);
-    const rotated = json<{ secret: string }>(cli("webhooks", "secret", "--company-id", "88", "--rotate", "--json").stdout);
-    assert.notEqual(rotated.secret, first.secret);
+    const stored = () => {
+      const db = new Database(join(dir, "data", "cli.db"), { readonly: true });
+      try {
+        return db.prepare("SELECT webhook_secret, webhook_secret_previous, webhook_secret_previous_until FROM companies WHERE company_id = 88").get() as Record<string, string | null>;
+      } finally {
+        db.close();
+      }
+    };
+    assert.match(stored().webhook_secret!, /^enc1\./, "encrypted at rest");
+    assert.ok(!Object.values(stored()).some((value) => value?.includes(first.secret.slice(6))), "the column is not the secret");
+
+    const rotated = cli("webhooks", "secret", "--company-id", "88", "--rotate", "--json");
+    const rotatedSecret = json<{ secret: string }>(rotated.stdout).secret;
+    assert.notEqual(rotatedSecret, first.secret);
+    assert.equal(json<{ secret: string }>(cli("webhooks", "secret", "--company-id", "88", "--json").stdout).secret, rotatedSecret);
+    assert.match(stored().webhook_secret_previous!, /^enc1\./, "the previous secret is kept, encrypted");
+    assert.ok(Date.parse(stored().webhook_secret_previous_until!) > Date.now() + 86_000_000, "for 24 h by default");
+    assert.match(cli("webhooks", "secret", "--company-id", "88", "--rotate").stdout, /previous secret keeps signing too until .*--revoke-previous/s);
+
+    const revoked = cli("webhooks", "secret", "--company-id", "88", "--revoke-previous", "--json");
+    assert.equal(revoked.code, 0, revoked.stderr);
+    assert.deepEqual(Object.keys(json(revoked.stdout)), ["companyId", "secret"]);
+    assert.deepEqual([stored().webhook_secret_previous, stored().webhook_secret_previous_until], [null, null]);
     assert.equal(cli("webhooks", "secret", "--company-id", "99999", "--json").code, 1);
+    assert.equal(cli("webhooks", "secret", "--company-id", "99999", "--revoke-previous").code, 1);
+    const both = cli("webhooks", "secret", "--company-id", "88", "--rotate", "--revoke-previous");
+    assert.equal(both.code, 2);
+    assert.match(both.stderr, /do not go together/);
   });
 
   test("a wrong flag, a missing flag or an unknown command prints usage and exits 2", () => {

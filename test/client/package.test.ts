@@ -43,7 +43,7 @@ server.close();
 `;
 
 const CONSUMER_TS = `
-import { WorkItemClient, type AuthorityRvdmWorkItemCreate, type EventPage, type EventType, type WorkItemView, type WebhookEvent } from "work-item-api/client";
+import { WorkItemClient, verifyWebhook, type AuthorityRvdmWorkItemCreate, type EventPage, type EventType, type WorkItemView, type WebhookEvent, type WebhookDelivery } from "work-item-api/client";
 export async function use(client: WorkItemClient, body: AuthorityRvdmWorkItemCreate): Promise<number> {
   const added = await client.addWorkItemCreate(body, { idempotencyKey: "k" });
   const view: WorkItemView = await client.getWorkItem(added.workItemId);
@@ -66,7 +66,15 @@ export async function use(client: WorkItemClient, body: AuthorityRvdmWorkItemCre
   }
   // @ts-expect-error an unknown event type is not a filter
   await client.listEvents({ type: "workitem.created" });
-  void wrong; void status; void submitted; void applicationNumber; void deadlineAt; void eventTypes;
+  // Webhook deliveries (SPEC §11.3): the list, its filter's union, redelivery, and two secrets for a rotation.
+  const deliveryPage = await client.listWebhookDeliveries({ status: "failed", workItemId: view.workItemId });
+  const delivery: WebhookDelivery | undefined = deliveryPage.deliveries[0];
+  const statusCode: number | null | undefined = delivery?.attempts[0]?.statusCode;
+  // @ts-expect-error the delivery status filter is lower case
+  await client.listWebhookDeliveries({ status: "Failed" });
+  const redelivered: WebhookDelivery = await client.redeliverWebhook(delivery?.deliveryId ?? 1);
+  const verified: WebhookEvent = verifyWebhook({}, "", ["whsec_a", "whsec_b"]);
+  void wrong; void status; void submitted; void applicationNumber; void deadlineAt; void eventTypes; void statusCode; void redelivered; void verified;
   return view.workItemId + added.workBatchId;
 }
 `;

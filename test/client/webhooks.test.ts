@@ -4,7 +4,9 @@ import { describe, test } from "node:test";
 import fc from "fast-check";
 import { Webhook } from "standardwebhooks";
 import { verifyWebhook, WebhookVerificationError } from "../../src/client/index.ts";
+import type { WebhookEvent } from "../../src/client/index.ts";
 import { newWebhookSecret } from "../../src/webhooks/secrets.ts";
+import { signEvent } from "../../src/webhooks/signing.ts";
 
 const secret = newWebhookSecret();
 const event = { type: "workitem.succeeded", timestamp: "2026-11-21T14:04:02.000Z", data: { workItemId: 4711, status: "Successful" } };
@@ -47,6 +49,26 @@ describe("verifyWebhook", () => {
     const other = signed(body, { key: newWebhookSecret() })["webhook-signature"];
     headers["webhook-signature"] = `v1,${Buffer.alloc(32).toString("base64")} ${other} v2,abc ${headers["webhook-signature"]}`;
     assert.deepEqual(verifyWebhook(headers, body, secret), event);
+  });
+
+  test("a header with the service's two signatures (rotation overlap) verifies with either secret alone", () => {
+    const previous = newWebhookSecret();
+    const at = new Date();
+    const { headers, body: signedBody } = signEvent(event as unknown as WebhookEvent, "msg_rotated", [secret, previous], at);
+    assert.equal(headers["webhook-signature"]!.split(" ").length, 2);
+    assert.deepEqual(verifyWebhook(headers, signedBody, secret), event);
+    assert.deepEqual(verifyWebhook(headers, signedBody, previous), event);
+    assert.match(refusal(() => verifyWebhook(headers, signedBody, newWebhookSecret())), /no webhook-signature matches/);
+    // The reference library agrees.
+    assert.deepEqual(new Webhook(previous).verify(signedBody, headers), event);
+  });
+
+  test("a verifier given two secrets accepts a signature by either, and refuses when neither matches", () => {
+    const next = newWebhookSecret();
+    assert.deepEqual(verifyWebhook(signed(body), body, [next, secret]), event);
+    assert.deepEqual(verifyWebhook(signed(body, { key: next }), body, [next, secret]), event);
+    assert.match(refusal(() => verifyWebhook(signed(body, { key: newWebhookSecret() }), body, [next, secret])), /no webhook-signature matches/);
+    assert.match(refusal(() => verifyWebhook(signed(body), body, [])), /no webhook secret/);
   });
 
   test("refuses a wrong secret, a changed body, and a signature of another id", () => {

@@ -72,3 +72,18 @@ export async function withBot(backend: Backend, env: Record<string, string>, bod
 export const setConfig = (sim: AuthoritySim, patch: Record<string, unknown>) =>
   fetch(`${sim.url}/_sim/config`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(patch) }).then((r) => r.json());
 
+
+/**
+ * One bot pass over `t`'s store against a simulator of its own, started and stopped here: every
+ * New item is decided, and each decision of an item with a webhookUrl becomes a webhook delivery.
+ */
+export async function runOneBotPass(t: TestApp): Promise<BotCounts> {
+  const sim = await startAuthoritySim({ host: "127.0.0.1", port: 0, latencyMs: 0, errorRate: 0, outage: false, decisionDelayMs: 0 });
+  const adapter = createHttpAuthorityAdapter({ baseUrl: sim.url, timeoutMs: 2000 });
+  try {
+    return await runBotOnce({ store: t.store, gate: createAuthorityGate({ store: t.store, adapter, config: t.config, owner: "bot" }), config: t.config, owner: "bot" });
+  } finally {
+    await adapter.close();
+    await sim.close();
+  }
+}

@@ -13,7 +13,7 @@ export type { CliResult, Env, Launcher, ServerProcess, StartedProcess, Stopped }
 /** The environment every child gets: ours, minus settings a test must choose on purpose. */
 function childEnv(env: Env): Env {
   const merged: Env = { ...process.env, LOG_LEVEL: "info", NO_UPDATE_NOTIFIER: "1", npm_config_update_notifier: "false" };
-  for (const name of ["JWT_SECRET", "DATABASE_URL", "ROLE", "PORT", "HOST", "BATCH_MAX_ITEMS", "TEST_CONCURRENCY"]) delete merged[name];
+  for (const name of ["JWT_SECRET", "DATABASE_URL", "DATA_ENCRYPTION_KEY", "ROLE", "PORT", "HOST", "BATCH_MAX_ITEMS", "TEST_CONCURRENCY"]) delete merged[name];
   return { ...merged, ...env };
 }
 

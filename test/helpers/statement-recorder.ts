@@ -29,7 +29,17 @@ const NOT_TENANT_DATA = [
 ];
 
 /** Allowed to look across companies; each still names company_id. */
-const CROSS_COMPANY: Statement[] = [SQL.nextCompanyId, SQL.revokeApiKey, SQL.companiesWithBotWork, SQL.companiesWithDueDeliveries, SQL.pendingDeliveriesByCompany, SQL.companiesWithExpiredIdempotencyKeys, SQL.companiesWithExpiredEvents];
+const CROSS_COMPANY: Statement[] = [
+  SQL.nextCompanyId,
+  SQL.revokeApiKey,
+  SQL.companiesWithBotWork,
+  SQL.companiesWithDueDeliveries,
+  SQL.pendingDeliveriesByCompany,
+  SQL.companiesWithExpiredIdempotencyKeys,
+  SQL.companiesWithEndedDeliveries,
+  SQL.companiesWithExpiredEvents,
+  SQL.plaintextWebhookSecrets,
+];
 
 /**
  * PostgreSQL's group commit sends one call per group; every item in it carries its company_id

@@ -37,6 +37,8 @@ const OPERATION_IDS: Record<string, string> = {
   "GET /api/AuthorityRvdm/WorkBatch/{workBatchId}": "GetWorkBatch",
   "GET /api/AuthorityRvdm/WorkItems": "ListWorkItems",
   "GET /api/Events": "ListEvents",
+  "GET /api/Webhooks/Deliveries": "ListWebhookDeliveries",
+  "POST /api/Webhooks/Deliveries/{deliveryId}/Redeliver": "RedeliverWebhook",
 };
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
@@ -76,6 +78,11 @@ for (const backend of await availableBackends()) {
       assert.deepEqual(op("GET /api/Events").responses["200"]!.content!["application/json"]!.schema, ref("EventPage"));
       assert.deepEqual((doc.components.schemas.EventPage!.properties as Record<string, { items?: unknown }>).events!.items, ref("FeedEvent"));
       assert.deepEqual((doc.components.schemas.FeedEvent!.properties as Record<string, unknown>).data, ref("WorkItemView"));
+      const deliveries = op("GET /api/Webhooks/Deliveries");
+      assert.deepEqual(deliveries.responses["200"]!.content!["application/json"]!.schema, ref("WebhookDeliveryPage"));
+      assert.deepEqual(op("POST /api/Webhooks/Deliveries/{deliveryId}/Redeliver").responses["202"]!.content!["application/json"]!.schema, ref("WebhookDelivery"));
+      const delivery = doc.components.schemas.WebhookDelivery as { properties: Record<string, Record<string, unknown>> };
+      assert.deepEqual(delivery.properties.attempts, { type: "array", items: ref("WebhookDeliveryAttempt"), description: "every attempt so far, oldest first" });
       const body = doc.components.schemas.AuthorityRvdmWorkItemCreate!;
       assert.deepEqual((body.properties as Record<string, unknown>).productName, ref("TranslationObject"));
       // Open to extra translation objects without an index signature every named field must fit.
@@ -115,7 +122,7 @@ for (const backend of await availableBackends()) {
     });
 
     test("optional query parameters are optional (limit)", () => {
-      for (const name of ["GET /api/AuthorityRvdm/WorkItems", "GET /api/Events"]) {
+      for (const name of ["GET /api/AuthorityRvdm/WorkItems", "GET /api/Events", "GET /api/Webhooks/Deliveries"]) {
         const list = operations.find(([n]) => n === name)![1];
         const query = (list.parameters ?? []).filter((p) => p.in === "query");
         assert.ok(query.some((p) => p.name === "limit"), name);

@@ -10,6 +10,7 @@ import { createSigner } from "fast-jwt";
 import { keyIdFor } from "../../src/auth/tokens.ts";
 import { claimsFor, forgeToken } from "../helpers/auth-matrix.ts";
 import { availableBackends } from "../helpers/backends.ts";
+import { runOneBotPass } from "../helpers/bot-harness.ts";
 import { apiOperations, describeOperation, exampleBody, fillPath, type ApiOperation } from "../helpers/openapi-routes.ts";
 import { TEST_JWT_SECRET, bearer, createTestApp, validWorkItem, type TestApp, type Tenant } from "../helpers/test-app.ts";
 
@@ -70,11 +71,18 @@ for (const backend of await availableBackends()) {
     let operations: ApiOperation[];
     const ids: Record<string, number> = {};
     before(async () => {
-      t = await createTestApp(backend);
+      t = await createTestApp(backend, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true" });
       victim = await t.tenant(1401);
       other = await t.tenant(1402);
       revoked = await t.tenant(1403);
       await t.store.revokeApiKey(revoked.keyId);
+      // An item with a webhook, decided by one bot pass: its delivery gives the routes that take a deliveryId a real one.
+      const decided = validWorkItem({ customerReference: "VICTIM-DECIDED", webhookUrl: "http://127.0.0.1:9/hooks" });
+      const withHook = await t.app.inject({ method: "POST", url: "/api/AuthorityRvdm/AddWorkItemCreate", headers: bearer(victim.token), payload: decided });
+      assert.equal(withHook.statusCode, 200, withHook.body);
+      await runOneBotPass(t);
+      const [delivery] = await t.query<{ delivery_id: number | string }>("SELECT delivery_id FROM webhook_outbox WHERE company_id = $1", [victim.companyId]);
+      ids.deliveryId = Number(delivery!.delivery_id);
       const added = await t.app.inject({ method: "POST", url: "/api/AuthorityRvdm/AddWorkItemCreate", headers: bearer(victim.token), payload: validWorkItem({ customerReference: "VICTIM-SECRET-REF" }) });
       Object.assign(ids, added.json<{ workItemId: number; workBatchId: number }>());
       operations = (await apiOperations(t.app)).filter((operation) => operation.protected);

@@ -4,13 +4,15 @@
  * contain no API secret, no bearer token, no whsec_ secret and no signing key.
  */
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
+import { dirname, join } from "node:path";
 import { describe, test } from "node:test";
 import { createKey } from "../../src/admin/admin.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { newWebhookSecret } from "../../src/webhooks/secrets.ts";
 import { claimsFor, forgeToken } from "../helpers/auth-matrix.ts";
-import { sqliteBackend } from "../helpers/backends.ts";
+import { queryRows, sqliteBackend } from "../helpers/backends.ts";
 import { startServer } from "../helpers/processes.ts";
 import { TEST_JWT_SECRET, validWorkItem } from "../helpers/test-app.ts";
 
@@ -35,7 +37,8 @@ describe("log redaction", () => {
     const setup = await openStore(created.location);
     const key = await createKey(setup, { companyId: COMPANY });
     const whsec = newWebhookSecret();
-    await setup.setWebhookSecret(COMPANY, whsec);
+    // Stored as it was before encryption at rest: the server encrypts it at start and signs with it.
+    await setup.ensureWebhookSecret(COMPANY, whsec);
     await setup.close();
     const receiver = await webhookReceiver();
     const server = await startServer({
@@ -47,6 +50,7 @@ describe("log redaction", () => {
     });
     const tokens: string[] = [];
     const wrongSecret = `wis_${"W".repeat(43)}`;
+    let dataKey = "";
     try {
       const call = (path: string, init: RequestInit = {}) => fetch(`${server.baseUrl}${path}`, init);
       const json = (body: unknown, token?: string): RequestInit => ({
@@ -90,6 +94,9 @@ describe("log redaction", () => {
       const deadline = Date.now() + 30_000;
       while (receiver.deliveries.length < ids.length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
       assert.equal(receiver.deliveries.length, ids.length, "every item's webhook was delivered during the run");
+      const [stored] = await queryRows<{ webhook_secret: string }>(created.location, "SELECT webhook_secret FROM companies WHERE company_id = $1", [COMPANY]);
+      assert.doesNotMatch(stored!.webhook_secret, /whsec_/, "the secret stored in plain text was encrypted at start");
+      dataKey = readFileSync(join(dirname(created.location.kind === "sqlite" ? created.location.path : ""), "data-encryption-key"), "utf8").trim();
     } finally {
       await server.stop();
       receiver.server.close();
@@ -106,6 +113,7 @@ describe("log redaction", () => {
       ["webhook secret", whsec],
       ["webhook secret body", whsec.slice("whsec_".length)],
       ["JWT signing key", TEST_JWT_SECRET],
+      ["data encryption key", dataKey],
       ...tokens.flatMap((token, i): Array<[string, string]> => [
         [`bearer token ${i}`, token],
         [`bearer token ${i} signature`, token.split(".")[2]!],

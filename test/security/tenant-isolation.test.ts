@@ -12,12 +12,22 @@ import { after, before, describe, test } from "node:test";
 import { availableBackends } from "../helpers/backends.ts";
 import { apiOperations, describeOperation, exampleBody, fillPath, type ApiOperation } from "../helpers/openapi-routes.ts";
 import { bearer, createTestApp, validWorkItem, type TestApp, type Tenant } from "../helpers/test-app.ts";
+import { runOneBotPass } from "../helpers/bot-harness.ts";
 
-/** How to obtain an id of each kind: from the BatchKey answer of AddWorkItemCreate. */
-const ID_SOURCES: Record<string, (key: { workItemId: number; workBatchId: number }) => number> = {
+/** What the owner has for each of its items: the BatchKey answer of AddWorkItemCreate, and the item's webhook delivery. */
+interface OwnerKey {
+  workItemId: number;
+  workBatchId: number;
+  deliveryId: number;
+}
+
+/** How to obtain an id of each kind. */
+const ID_SOURCES: Record<string, (key: OwnerKey) => number> = {
   workItemId: (key) => key.workItemId,
   workBatchId: (key) => key.workBatchId,
+  deliveryId: (key) => key.deliveryId,
 };
+const WEBHOOK_URL = "http://127.0.0.1:9/hooks";
 const MISSING_ID = 987_654_321;
 
 function comparable(response: LightMyRequestResponse, id: number): unknown {
@@ -35,19 +45,32 @@ for (const backend of await availableBackends()) {
     let owner: Tenant;
     let intruder: Tenant;
     let operations: ApiOperation[];
-    const ownerKeys: Array<{ workItemId: number; workBatchId: number }> = [];
+    const ownerKeys: OwnerKey[] = [];
 
     before(async () => {
-      t = await createTestApp(backend, { BATCH_MAX_ITEMS: "3" });
+      t = await createTestApp(backend, { BATCH_MAX_ITEMS: "3", WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true" });
       owner = await t.tenant(1501);
       intruder = await t.tenant(1502);
+      const keys: Array<{ workItemId: number; workBatchId: number }> = [];
       for (let i = 0; i < 7; i++) {
-        const response = await t.app.inject({ method: "POST", url: "/api/AuthorityRvdm/AddWorkItemCreate", headers: bearer(owner.token), payload: validWorkItem({ customerReference: `OWNER-${i}` }) });
-        ownerKeys.push(response.json());
+        const body = validWorkItem({ customerReference: `OWNER-${i}`, webhookUrl: WEBHOOK_URL });
+        keys.push((await t.app.inject({ method: "POST", url: "/api/AuthorityRvdm/AddWorkItemCreate", headers: bearer(owner.token), payload: body })).json());
       }
-      // The intruder has items of its own, so its lists are not trivially empty.
+      // The intruder has items (and deliveries) of its own, so its lists are not trivially empty.
       for (let i = 0; i < 2; i++) {
-        await t.app.inject({ method: "POST", url: "/api/AuthorityRvdm/AddWorkItemCreate", headers: bearer(intruder.token), payload: validWorkItem({ customerReference: `INTRUDER-${i}` }) });
+        const body = validWorkItem({ customerReference: `INTRUDER-${i}`, webhookUrl: WEBHOOK_URL });
+        await t.app.inject({ method: "POST", url: "/api/AuthorityRvdm/AddWorkItemCreate", headers: bearer(intruder.token), payload: body });
+      }
+      // One bot pass decides every item, and each decision is a webhook delivery.
+      await runOneBotPass(t);
+      const deliveries = await t.query<{ delivery_id: number | string; work_item_id: number | string }>(
+        "SELECT delivery_id, work_item_id FROM webhook_outbox WHERE company_id = $1",
+        [owner.companyId],
+      );
+      for (const key of keys) {
+        const delivery = deliveries.find((row) => Number(row.work_item_id) === key.workItemId);
+        assert.ok(delivery, `a delivery for item ${key.workItemId}`);
+        ownerKeys.push({ ...key, deliveryId: Number(delivery.delivery_id) });
       }
       operations = await apiOperations(t.app);
     });
@@ -74,7 +97,9 @@ for (const backend of await availableBackends()) {
 
     test("another company's ids answer exactly like missing ids, and change nothing", async () => {
       const ownerViews = async () => Promise.all(ownerKeys.map(async (key) => (await t.app.inject({ url: `/api/AuthorityRvdm/WorkItem/${key.workItemId}`, headers: bearer(owner.token) })).json()));
+      const ownerDeliveries = async () => (await t.app.inject({ url: "/api/Webhooks/Deliveries?limit=200", headers: bearer(owner.token) })).json();
       const before = await ownerViews();
+      const deliveriesBefore = await ownerDeliveries();
       const rowsBefore = await t.countRows();
       let compared = 0;
       for (const operation of operations.filter((o) => o.pathParams.length > 0)) {
@@ -92,6 +117,7 @@ for (const backend of await availableBackends()) {
       }
       assert.ok(compared > 0);
       assert.deepEqual(await ownerViews(), before, "the owner's items are unchanged");
+      assert.deepEqual(await ownerDeliveries(), deliveriesBefore, "the owner's deliveries are unchanged");
       assert.deepEqual(await t.countRows(), rowsBefore);
     });
 
@@ -104,26 +130,28 @@ for (const backend of await availableBackends()) {
 
     test("list routes never show another company's items, whatever the filters", async () => {
       const ownerIds = new Set(ownerKeys.map((key) => key.workItemId));
-      const lists = operations.filter((o) => o.method === "GET" && o.protected && o.pathParams.length === 0 && o.responseProperties.includes("items"));
-      assert.ok(lists.length >= 1, "there is at least one list route");
+      const listed = (operation: ApiOperation) => ["items", "deliveries"].find((name) => operation.responseProperties.includes(name));
+      const lists = operations.filter((o) => o.method === "GET" && o.protected && o.pathParams.length === 0 && listed(o));
+      assert.ok(lists.length >= 2, "there are list routes");
       for (const operation of lists) {
+        const property = listed(operation)!;
         const base = operation.path;
         const queries = [""];
         for (const parameter of operation.queryParams) {
           if (parameter.name in ID_SOURCES) for (const key of ownerKeys) queries.push(`${parameter.name}=${ID_SOURCES[parameter.name]!(key)}`);
           if (parameter.name === "customerReference") queries.push("customerReference=OWNER-0");
           if (parameter.name === "limit") queries.push("limit=200");
-          if (parameter.name === "status") queries.push("status=New");
+          if (parameter.name === "status") queries.push(property === "items" ? "status=New" : "status=failed");
         }
-        const ownerSees = (await t.app.inject({ url: `${base}?limit=200`, headers: bearer(owner.token) })).json<{ items: Array<{ workItemId: number }> }>();
-        assert.equal(ownerSees.items.filter((item) => ownerIds.has(item.workItemId)).length, ownerIds.size, "the owner sees its own items");
+        const ownerSees = (await t.app.inject({ url: `${base}?limit=200`, headers: bearer(owner.token) })).json<Record<string, Array<{ workItemId: number }>>>();
+        assert.equal(ownerSees[property]!.filter((item) => ownerIds.has(item.workItemId)).length, ownerIds.size, `the owner sees its own ${property}`);
         for (const query of queries) {
           const response = await t.app.inject({ url: `${base}${query ? `?${query}` : ""}`, headers: bearer(intruder.token) });
           assert.equal(response.statusCode, 200, `${base}?${query}`);
-          const page = response.json<{ items: Array<{ workItemId: number; customerReference: string }> }>();
-          for (const item of page.items) {
+          const page = response.json<Record<string, Array<{ workItemId: number; customerReference?: string }>>>();
+          for (const item of page[property]!) {
             assert.ok(!ownerIds.has(item.workItemId), `${base}?${query} shows the owner's item ${item.workItemId}`);
-            assert.match(item.customerReference, /^INTRUDER-/);
+            if (property === "items") assert.match(item.customerReference!, /^INTRUDER-/);
           }
         }
       }

@@ -95,18 +95,49 @@ for (const backend of await availableBackends()) {
       assert.equal((await store.findApiKey(1, "00000000000000a2"))?.revokedAt, null);
     });
 
-    test("webhook secrets are per company", async () => {
-      assert.equal(await store.getWebhookSecret(3), undefined);
-      await store.setWebhookSecret(3, "whsec_three");
-      assert.equal(await twin.getWebhookSecret(3), "whsec_three");
-      assert.equal(await store.getWebhookSecret(4), undefined);
+    test("webhook secrets are per company; a rotation keeps the previous one until a time, a revoke forgets it", async () => {
+      assert.deepEqual(await store.getWebhookSecrets(3), { current: null, previous: null, previousUntil: null });
+      assert.equal(await store.ensureWebhookSecret(3, "sealed-three"), "sealed-three");
+      assert.deepEqual(await twin.getWebhookSecrets(3), { current: "sealed-three", previous: null, previousUntil: null });
+      assert.equal(await store.getWebhookSecrets(424242), undefined);
+
+      assert.equal(await store.rotateWebhookSecret(3, { secret: "sealed-three-b", previousUntil: "2026-11-22T14:00:00.000Z" }), true);
+      assert.deepEqual(await twin.getWebhookSecrets(3), { current: "sealed-three-b", previous: "sealed-three", previousUntil: "2026-11-22T14:00:00.000Z" });
+      assert.equal(await store.rotateWebhookSecret(3, { secret: "sealed-three-c", previousUntil: null }), true, "no overlap");
+      assert.deepEqual(await store.getWebhookSecrets(3), { current: "sealed-three-c", previous: null, previousUntil: null });
+      assert.equal(await store.rotateWebhookSecret(3, { secret: "sealed-three-d", previousUntil: "2026-11-22T15:00:00.000Z" }), true);
+      assert.equal(await store.revokePreviousWebhookSecret(3), true);
+      assert.deepEqual(await store.getWebhookSecrets(3), { current: "sealed-three-d", previous: null, previousUntil: null });
+      assert.equal(await store.rotateWebhookSecret(424242, { secret: "x", previousUntil: null }), false);
+      assert.equal(await store.revokePreviousWebhookSecret(424242), false);
+
+      assert.equal(await store.rotateWebhookSecret(4, { secret: "sealed-four", previousUntil: "2026-11-22T15:00:00.000Z" }), true);
+      assert.deepEqual(await store.getWebhookSecrets(4), { current: "sealed-four", previous: null, previousUntil: null }, "nothing to keep when there was no secret");
     });
 
-    test("the signing secret: the first candidate wins for every instance, even when they race", async () => {
-      const [a, b] = await Promise.all([store.getOrCreateSigningSecret("candidate-a".repeat(4)), twin.getOrCreateSigningSecret("candidate-b".repeat(4))]);
+    test("secrets stored in plain text are found across companies and replaced only while unchanged", async () => {
+      await store.createCompany({ companyId: 731, name: "Plain" });
+      await store.createCompany({ companyId: 732, name: "Plain too" });
+      await store.ensureWebhookSecret(731, "whsec_plain31");
+      await store.ensureWebhookSecret(732, "sealed-32");
+      await store.rotateWebhookSecret(732, { secret: "sealed-32b", previousUntil: "2099-01-01T00:00:00.000Z" });
+      const found = await store.plaintextWebhookSecrets({ afterCompanyId: 730, limit: 10 });
+      assert.deepEqual(found, [{ companyId: 731, current: "whsec_plain31", previous: null }]);
+      assert.deepEqual(await store.plaintextWebhookSecrets({ afterCompanyId: 731, limit: 10 }), []);
+      await store.replaceStoredWebhookSecrets(731, { current: { from: "whsec_other", to: "sealed-other" }, previous: null });
+      assert.equal((await store.getWebhookSecrets(731))?.current, "whsec_plain31", "a secret that changed meanwhile stays");
+      await store.replaceStoredWebhookSecrets(731, { current: { from: "whsec_plain31", to: "sealed-31" }, previous: null });
+      assert.equal((await twin.getWebhookSecrets(731))?.current, "sealed-31");
+      assert.deepEqual(await store.plaintextWebhookSecrets({ afterCompanyId: 0, limit: 100 }), []);
+    });
+
+    test("server keys: the first candidate wins for every instance, even when they race; each name is its own", async () => {
+      const [a, b] = await Promise.all([store.getOrCreateServerKey("jwt", "candidate-a".repeat(4)), twin.getOrCreateServerKey("jwt", "candidate-b".repeat(4))]);
       assert.equal(a, b);
       assert.ok([`${"candidate-a".repeat(4)}`, `${"candidate-b".repeat(4)}`].includes(a));
-      assert.equal(await twin.getOrCreateSigningSecret("candidate-c".repeat(4)), a);
+      assert.equal(await twin.getOrCreateServerKey("jwt", "candidate-c".repeat(4)), a);
+      assert.equal(await twin.getOrCreateServerKey("data-encryption", "candidate-d".repeat(4)), "candidate-d".repeat(4));
+      assert.equal(await store.getOrCreateServerKey("data-encryption", "candidate-e".repeat(4)), "candidate-d".repeat(4));
     });
 
     test("addWorkItem stores a New item in the Open batch; reads are scoped by company", async () => {

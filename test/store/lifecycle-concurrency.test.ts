@@ -158,7 +158,7 @@ for (const backend of await availableBackends()) {
       assert.equal(await store.countPendingWebhookDeliveries(), 20, "claimed rows are still pending");
 
       const recorded = await Promise.all(
-        claims.flatMap((deliveries, i) => deliveries.map((delivery) => store.recordWebhookAttempt(delivery, `d${i}`, { kind: "delivered", httpStatus: 200 }, now))),
+        claims.flatMap((deliveries, i) => deliveries.map((delivery) => store.recordWebhookAttempt(delivery, `d${i}`, { kind: "delivered", httpStatus: 200 }, { at: now, durationMs: 5 }))),
       );
       assert.ok(recorded.every(Boolean));
       assert.equal(await store.countPendingWebhookDeliveries(), 0);

@@ -267,8 +267,8 @@ for (const backend of await availableBackends()) {
       assert.equal(delivery.createdAt, at(402));
       assert.deepEqual(await claimDueDeliveries(store, { owner: "d2", now: at(404), leaseExpiresAt: at(464), limit: 10 }), [], "leased rows are not claimable");
       const retry = { kind: "retried" as const, nextAttemptAt: at(500), error: "the receiver answered 500", httpStatus: 500 };
-      assert.equal(await store.recordWebhookAttempt(delivery, "d2", retry, at(405)), false, "not the owner");
-      assert.equal(await store.recordWebhookAttempt(delivery, "d1", retry, at(405)), true);
+      assert.equal(await store.recordWebhookAttempt(delivery, "d2", retry, { at: at(404), durationMs: 1000 }), false, "not the owner");
+      assert.equal(await store.recordWebhookAttempt(delivery, "d1", retry, { at: at(404), durationMs: 1000 }), true);
       assert.deepEqual(await claimDueDeliveries(store, { owner: "d2", now: at(499), leaseExpiresAt: at(560), limit: 10 }), []);
       const [again] = await claimDueDeliveries(store, { owner: "d2", now: at(500), leaseExpiresAt: at(560), limit: 10 });
       assert.deepEqual([again?.eventId, again?.attempts], [delivery.eventId, 1]);
@@ -276,16 +276,16 @@ for (const backend of await availableBackends()) {
       const [third] = await claimDueDeliveries(store, { owner: "d3", now: at(560), leaseExpiresAt: at(620), limit: 10 });
       assert.equal(third?.eventId, delivery.eventId);
       assert.equal(await store.countPendingWebhookDeliveries(), 1, "a claimed row is still pending");
-      assert.equal(await store.recordWebhookAttempt(third!, "d3", { kind: "delivered", httpStatus: 204 }, at(561)), true);
+      assert.equal(await store.recordWebhookAttempt(third!, "d3", { kind: "delivered", httpStatus: 204 }, { at: at(560), durationMs: 1000 }), true);
       assert.equal(await store.countPendingWebhookDeliveries(), 0);
-      assert.equal(await store.recordWebhookAttempt(again!, "d2", { kind: "delivered", httpStatus: 200 }, at(562)), false);
+      assert.equal(await store.recordWebhookAttempt(again!, "d2", { kind: "delivered", httpStatus: 200 }, { at: at(561), durationMs: 1000 }), false);
       assert.deepEqual(await claimDueDeliveries(store, { owner: "d4", now: at(9999), leaseExpiresAt: at(9999), limit: 10 }), []);
     }));
 
     test("ensureWebhookSecret keeps the first secret and knows no unknown company", () => withStore(backend, async (store) => {
       assert.equal(await store.ensureWebhookSecret(6, "whsec_first"), "whsec_first");
       assert.equal(await store.ensureWebhookSecret(6, "whsec_second"), "whsec_first");
-      assert.equal(await store.getWebhookSecret(6), "whsec_first");
+      assert.equal((await store.getWebhookSecrets(6))?.current, "whsec_first");
       assert.equal(await store.ensureWebhookSecret(424242, "whsec_x"), undefined);
     }));
   });

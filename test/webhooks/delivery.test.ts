@@ -6,74 +6,12 @@ import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, test } from "node:test";
 import { Webhook } from "standardwebhooks";
-import { startAuthoritySim } from "../../src/authority-sim/server.ts";
-import { createHttpAuthorityAdapter } from "../../src/bot/http-authority-adapter.ts";
-import { runBotOnce } from "../../src/bot/run-once.ts";
 import type { WorkItemView } from "../../src/domain/views.ts";
-import { createDispatcher, type Dispatcher, type DispatcherDeps } from "../../src/webhooks/dispatcher.ts";
-import { webhookSecret } from "../../src/webhooks/secrets.ts";
-import { availableBackends, type Backend } from "../helpers/backends.ts";
-import { bearer, createTestApp, validWorkItem, type TestApp, type Tenant } from "../helpers/test-app.ts";
+import { availableBackends } from "../helpers/backends.ts";
+import { validWorkItem } from "../helpers/test-app.ts";
 import { waitUntil } from "../helpers/waiting.ts";
-import { startReceiver, type Answer, type Receiver } from "../helpers/webhook-receiver.ts";
-import { createAuthorityGate } from "../../src/bot/authority-gate.ts";
-
-interface Setup {
-  t: TestApp;
-  tenant: Tenant;
-  receiver: Receiver;
-  /** Submits an item with the receiver (or `url`) as webhookUrl and runs the bot over it. */
-  complete(body?: Record<string, unknown>, url?: string): Promise<WorkItemView>;
-  dispatcher(overrides?: Partial<DispatcherDeps>): Dispatcher;
-  secret(): Promise<string>;
-}
-
-const BASE_ENV = { WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", WEBHOOK_RETRY_BASE_MS: "40", WEBHOOK_RETRY_MAX_MS: "80", WEBHOOK_TIMEOUT_MS: "1000" };
-
-async function withWebhooks(backend: Backend, env: Record<string, string>, answer: (index: number) => Answer, body: (s: Setup) => Promise<void>) {
-  const t = await createTestApp(backend, { ...BASE_ENV, ...env });
-  const sim = await startAuthoritySim({ host: "127.0.0.1", port: 0, latencyMs: 0, errorRate: 0, outage: false, decisionDelayMs: 0 });
-  const adapter = createHttpAuthorityAdapter({ baseUrl: sim.url, timeoutMs: 2000 });
-  const receiver = await startReceiver(answer);
-  const started: Dispatcher[] = [];
-  try {
-    const tenant = await t.tenant(11);
-    await body({
-      t,
-      tenant,
-      receiver,
-      async complete(item = validWorkItem(), url = receiver.url) {
-        const response = await t.app.inject({
-          method: "POST",
-          url: "/api/AuthorityRvdm/AddWorkItemCreate",
-          headers: bearer(tenant.token),
-          payload: { ...item, webhookUrl: url },
-        });
-        assert.equal(response.statusCode, 200, response.body);
-        await runBotOnce({ store: t.store, gate: createAuthorityGate({ store: t.store, adapter, config: t.config, owner: "bot" }), config: t.config, owner: "bot" });
-        return (await t.app.inject({ method: "GET", url: `/api/AuthorityRvdm/WorkItem/${response.json().workItemId}`, headers: bearer(tenant.token) })).json();
-      },
-      dispatcher(overrides = {}) {
-        const dispatcher = createDispatcher({ store: t.store, config: t.config, owner: "dispatcher", ...overrides });
-        started.push(dispatcher);
-        return dispatcher;
-      },
-      secret: async () => (await webhookSecret(t.store, tenant.companyId))!,
-    });
-  } finally {
-    for (const dispatcher of started) await dispatcher.stop();
-    await receiver.close();
-    await adapter.close();
-    await sim.close();
-    await t.close();
-  }
-}
-
-const headersOf = (request: { headers: Record<string, unknown> }) => ({
-  "webhook-id": String(request.headers["webhook-id"]),
-  "webhook-timestamp": String(request.headers["webhook-timestamp"]),
-  "webhook-signature": String(request.headers["webhook-signature"]),
-});
+import { signatureHeaders as headersOf, withWebhooks } from "../helpers/webhook-harness.ts";
+import { startReceiver } from "../helpers/webhook-receiver.ts";
 
 for (const backend of await availableBackends()) {
   describe(`webhook delivery [${backend.name}]`, { timeout: 60_000 }, () => {

@@ -1,4 +1,4 @@
-/** Companies, API keys and webhook signing secrets: the admin CLI's and login's operations. */
+/** Companies and API keys: the admin CLI's and login's operations. */
 import { AlreadyExistsError } from "../errors.ts";
 import type { DatabasePort } from "../port.ts";
 import { toApiKey, toCompany, type ApiKeyRow, type CompanyRow } from "../rows.ts";
@@ -7,7 +7,7 @@ import { SQL } from "./sql.ts";
 
 type AccountOperations = Pick<
   Store,
-  "createCompany" | "getCompany" | "createApiKey" | "findApiKey" | "listApiKeys" | "revokeApiKey" | "getWebhookSecret" | "setWebhookSecret" | "ensureWebhookSecret"
+  "createCompany" | "getCompany" | "createApiKey" | "findApiKey" | "listApiKeys" | "revokeApiKey"
 >;
 
 /** Tries for the next free company id; a concurrent create may take it first. */
@@ -49,18 +49,6 @@ export function accountOperations(db: DatabasePort): AccountOperations {
     async revokeApiKey(keyId) {
       const row = await db.one<ApiKeyRow>(SQL.revokeApiKey, [keyId, new Date().toISOString()]);
       return row && toApiKey(row);
-    },
-
-    async getWebhookSecret(companyId) {
-      return (await db.one<{ webhook_secret: string | null }>(SQL.getWebhookSecret, [companyId]))?.webhook_secret ?? undefined;
-    },
-
-    async setWebhookSecret(companyId, secret) {
-      await db.run(SQL.setWebhookSecret, [companyId, secret]);
-    },
-
-    async ensureWebhookSecret(companyId, candidate) {
-      return (await db.one<{ webhook_secret: string }>(SQL.ensureWebhookSecret, [companyId, candidate]))?.webhook_secret;
     },
   };
 }

@@ -1,7 +1,7 @@
 /**
  * The one implementation of the Store interface: the operations of core/, each written once
  * over the database port, plus the few a backend brings itself (the intake fast path, the
- * shared signing key, closing).
+ * generated server keys, closing).
  */
 import type { DatabasePort } from "../port.ts";
 import type { AddWorkItemOutcome, NewWorkItem, Store, StoreFlags } from "../store.ts";
@@ -9,6 +9,7 @@ import { accountOperations } from "./accounts.ts";
 import { botOperations } from "./bot.ts";
 import { eventOperations } from "./events.ts";
 import { idempotencyOperations } from "./idempotency.ts";
+import { webhookSecretOperations } from "./webhook-secrets.ts";
 import { webhookOperations } from "./webhooks.ts";
 import { workItemOperations } from "./work-items.ts";
 
@@ -19,7 +20,7 @@ export interface Backend {
   db: DatabasePort;
   /** Intake's fast path: group commit, durable before it resolves. */
   addWorkItem(input: NewWorkItem): Promise<AddWorkItemOutcome>;
-  getOrCreateSigningSecret(candidate: string): Promise<string>;
+  getOrCreateServerKey: Store["getOrCreateServerKey"];
   /** Settles what is in flight, then closes the database. */
   close(): Promise<void>;
 }
@@ -32,10 +33,11 @@ export function createSqlStore(backend: Backend): Store {
     ping: () => db.ping(),
     close: () => backend.close(),
     addWorkItem: (input) => backend.addWorkItem(input),
-    getOrCreateSigningSecret: (candidate) => backend.getOrCreateSigningSecret(candidate),
+    getOrCreateServerKey: (name, candidate) => backend.getOrCreateServerKey(name, candidate),
     ...accountOperations(db),
     ...workItemOperations(db),
     ...botOperations(db),
+    ...webhookSecretOperations(db),
     ...webhookOperations(db),
     ...eventOperations(db),
     ...idempotencyOperations(db),

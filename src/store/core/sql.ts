@@ -13,7 +13,7 @@ export const ITEM_COLUMNS = `work_item_id, company_id, work_batch_id, work_type,
   webhook_url, request, result, error, attempts, created_at, updated_at, completed_at, application_number, registration_number,
   submitted_at, decided_at, deadline_at`;
 const KEY_COLUMNS = "key_id, company_id, name, created_at, revoked_at";
-const OUTBOX_COLUMNS = "company_id, event_id, work_item_id, event_type, url, attempts, created_at";
+const OUTBOX_COLUMNS = "company_id, delivery_id, event_id, work_item_id, event_type, url, attempts, created_at";
 
 export const SQL = {
   insertCompany: statement("insert_company", "INSERT INTO companies (company_id, name, created_at) VALUES ($1, $2, $3) RETURNING company_id, name, created_at"),
@@ -33,12 +33,41 @@ export const SQL = {
     `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE key_id = $1 RETURNING ${KEY_COLUMNS}`,
   ),
 
-  getWebhookSecret: statement("get_webhook_secret", "SELECT webhook_secret FROM companies WHERE company_id = $1"),
-  setWebhookSecret: statement("set_webhook_secret", "UPDATE companies SET webhook_secret = $2 WHERE company_id = $1"),
+  getWebhookSecrets: statement(
+    "get_webhook_secrets",
+    "SELECT webhook_secret, webhook_secret_previous, webhook_secret_previous_until FROM companies WHERE company_id = $1",
+  ),
   /** One atomic statement, so concurrent first uses agree on the secret. */
   ensureWebhookSecret: statement(
     "ensure_webhook_secret",
     "UPDATE companies SET webhook_secret = COALESCE(webhook_secret, $2) WHERE company_id = $1 RETURNING webhook_secret",
+  ),
+  /** Holds the company's secrets until commit: a rotation reads the current one, then moves it. */
+  lockWebhookSecrets: statement(
+    "lock_webhook_secrets",
+    (d) => `SELECT webhook_secret FROM companies WHERE company_id = $1${d.forUpdate}`,
+  ),
+  setWebhookSecrets: statement(
+    "set_webhook_secrets",
+    "UPDATE companies SET webhook_secret = $2, webhook_secret_previous = $3, webhook_secret_previous_until = $4 WHERE company_id = $1",
+  ),
+  revokePreviousWebhookSecret: statement(
+    "revoke_previous_webhook_secret",
+    "UPDATE companies SET webhook_secret_previous = NULL, webhook_secret_previous_until = NULL WHERE company_id = $1",
+  ),
+  /** Across companies, once at start-up: secrets stored before encryption at rest (they are `whsec_…` as they are). */
+  plaintextWebhookSecrets: statement(
+    "plaintext_webhook_secrets",
+    `SELECT company_id, webhook_secret, webhook_secret_previous FROM companies
+      WHERE company_id > $1 AND (substr(webhook_secret, 1, 6) = 'whsec_' OR substr(webhook_secret_previous, 1, 6) = 'whsec_')
+      ORDER BY company_id LIMIT $2`,
+  ),
+  /** Compare-and-set of both secrets: one that changed meanwhile (a rotation) is left as it is now. */
+  replaceStoredWebhookSecrets: statement(
+    "replace_stored_webhook_secrets",
+    `UPDATE companies SET webhook_secret = CASE WHEN webhook_secret = $2 THEN $3 ELSE webhook_secret END,
+            webhook_secret_previous = CASE WHEN webhook_secret_previous = $4 THEN $5 ELSE webhook_secret_previous END
+      WHERE company_id = $1`,
   ),
 
   getWorkItem: statement("get_work_item", `SELECT ${ITEM_COLUMNS} FROM work_items WHERE company_id = $1 AND work_item_id = $2`),
@@ -238,8 +267,32 @@ export const SQL = {
   recordWebhookAttempt: statement(
     "record_webhook_attempt",
     `UPDATE webhook_outbox SET status = $4, attempts = attempts + 1, next_attempt_at = COALESCE($5, next_attempt_at),
-            lease_owner = NULL, last_status = $6, last_error = $7, delivered_at = $8
-      WHERE company_id = $1 AND event_id = $2 AND status = 'Pending' AND lease_owner = $3`,
+            lease_owner = NULL, last_status = $6, last_error = $7, delivered_at = COALESCE($8, delivered_at), ended_at = $9
+      WHERE company_id = $1 AND delivery_id = $2 AND status = 'Pending' AND lease_owner = $3
+      RETURNING attempts`,
+  ),
+  insertWebhookAttempt: statement(
+    "insert_webhook_attempt",
+    `INSERT INTO webhook_delivery_attempts (company_id, delivery_id, attempt, at, status_code, error, duration_ms)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+  ),
+  /** Due now, unless an attempt is under way: that one goes on, and its lease stays. */
+  redeliverWebhook: statement(
+    "redeliver_webhook",
+    `UPDATE webhook_outbox SET status = 'Pending', ended_at = NULL,
+            next_attempt_at = CASE WHEN lease_owner IS NULL THEN $3 ELSE next_attempt_at END
+      WHERE company_id = $1 AND delivery_id = $2`,
+  ),
+  /** Across companies, the delivery retention sweep's step 1: companies with deliveries that ended long enough ago. */
+  companiesWithEndedDeliveries: statement(
+    "companies_with_ended_deliveries",
+    "SELECT DISTINCT company_id FROM webhook_outbox WHERE ended_at <= $1 ORDER BY company_id LIMIT $2",
+  ),
+  /** Step 2, one company at a time: at most $3 of its ended deliveries; their attempts go with them (ON DELETE CASCADE). */
+  deleteEndedDeliveries: statement(
+    "delete_ended_deliveries",
+    `DELETE FROM webhook_outbox WHERE company_id = $1 AND delivery_id IN (
+       SELECT delivery_id FROM webhook_outbox WHERE company_id = $1 AND ended_at <= $2 ORDER BY ended_at LIMIT $3)`,
   ),
   /**
    * The event feed's numbering (SPEC §11.2): moves the company's last position on by $2 and

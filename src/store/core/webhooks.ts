@@ -1,10 +1,23 @@
-/** The webhook outbox (SPEC §6): the dispatcher's sweep company by company, and each attempt. */
-import type { DatabasePort } from "../port.ts";
-import { toWebhookDelivery, type OutboxRow } from "../rows.ts";
-import type { Store } from "../store.ts";
+/**
+ * The webhook outbox (SPEC §6, §11.3): the dispatcher's sweep company by company, each attempt
+ * with its own row, the integrator's list and redelivery, and the retention sweep (SPEC §13).
+ */
+import type { DatabasePort, Statement } from "../port.ts";
+import { toWebhookDelivery, toWebhookDeliveryRecords, type DeliveryAttemptRow, type OutboxRow } from "../rows.ts";
+import type { ListWebhookDeliveriesQuery, Store, WebhookDeliveryStatus } from "../store.ts";
 import { SQL } from "./sql.ts";
 
-type WebhookOperations = Pick<Store, "companiesWithDueDeliveries" | "claimWebhookDeliveries" | "recordWebhookAttempt" | "countPendingWebhookDeliveries">;
+type WebhookOperations = Pick<
+  Store,
+  | "companiesWithDueDeliveries"
+  | "claimWebhookDeliveries"
+  | "recordWebhookAttempt"
+  | "countPendingWebhookDeliveries"
+  | "listWebhookDeliveries"
+  | "redeliverWebhook"
+  | "companiesWithEndedDeliveries"
+  | "deleteEndedDeliveries"
+>;
 
 const STATUS = { delivered: "Delivered", retried: "Pending", failed: "Failed" } as const;
 
@@ -18,23 +31,99 @@ export function webhookOperations(db: DatabasePort): WebhookOperations {
       return (await db.all<OutboxRow>(SQL.claimWebhookDeliveries, [companyId, owner, now, leaseExpiresAt, limit])).map(toWebhookDelivery);
     },
 
-    async recordWebhookAttempt(delivery, owner, outcome, now) {
-      const changed = await db.run(SQL.recordWebhookAttempt, [
-        delivery.companyId,
-        delivery.eventId,
-        owner,
-        STATUS[outcome.kind],
-        outcome.kind === "retried" ? outcome.nextAttemptAt : null,
-        outcome.httpStatus,
-        outcome.kind === "delivered" ? null : outcome.error,
-        outcome.kind === "delivered" ? now : null,
-      ]);
-      return changed === 1;
+    recordWebhookAttempt(delivery, owner, outcome, attempt) {
+      const endedAt = new Date(Date.parse(attempt.at) + attempt.durationMs).toISOString();
+      const error = outcome.kind === "delivered" ? null : outcome.error;
+      return db.transaction(async (tx) => {
+        const recorded = await tx.one<{ attempts: number }>(SQL.recordWebhookAttempt, [
+          delivery.companyId,
+          delivery.deliveryId,
+          owner,
+          STATUS[outcome.kind],
+          outcome.kind === "retried" ? outcome.nextAttemptAt : null,
+          outcome.httpStatus,
+          error,
+          outcome.kind === "delivered" ? endedAt : null,
+          outcome.kind === "retried" ? null : endedAt,
+        ]);
+        if (!recorded) return false;
+        await tx.run(SQL.insertWebhookAttempt, [
+          delivery.companyId,
+          delivery.deliveryId,
+          Number(recorded.attempts),
+          attempt.at,
+          outcome.httpStatus,
+          error,
+          Math.max(0, Math.round(attempt.durationMs)),
+        ]);
+        return true;
+      });
     },
 
     async countPendingWebhookDeliveries() {
       const rows = await db.all<{ pending: number | string }>(SQL.pendingDeliveriesByCompany);
       return rows.reduce((sum, row) => sum + Number(row.pending), 0);
     },
+
+    async listWebhookDeliveries(companyId, query) {
+      const { statement, values } = listDeliveriesStatement(companyId, query);
+      return toWebhookDeliveryRecords(await db.all<DeliveryAttemptRow>(statement, values));
+    },
+
+    async redeliverWebhook(companyId, deliveryId, now) {
+      return (await db.run(SQL.redeliverWebhook, [companyId, deliveryId, now])) === 1;
+    },
+
+    async companiesWithEndedDeliveries({ endedBefore, limit }) {
+      const rows = await db.all<{ company_id: number | string }>(SQL.companiesWithEndedDeliveries, [endedBefore, limit]);
+      return rows.map((row) => Number(row.company_id));
+    },
+
+    deleteEndedDeliveries({ companyId, endedBefore, limit }) {
+      return db.run(SQL.deleteEndedDeliveries, [companyId, endedBefore, limit]);
+    },
   };
+}
+
+const OUTBOX_STATUS: Record<WebhookDeliveryStatus, string> = { pending: "Pending", delivered: "Delivered", failed: "Failed" };
+
+const FILTERS = [
+  ["status", "status"],
+  ["workItemId", "work_item_id"],
+  ["deliveryId", "delivery_id"],
+] as const;
+
+const listStatements = new Map<string, Statement>();
+
+/**
+ * The Deliveries page: one statement per combination of filters (each a plain equality, the
+ * cursor a plain range, served by a (company_id, <filter>, delivery_id) index), the page picked
+ * first and its attempts joined to it, ordered so the rows fold into deliveries in one pass.
+ */
+function listDeliveriesStatement(companyId: number, query: ListWebhookDeliveriesQuery): { statement: Statement; values: unknown[] } {
+  const used = FILTERS.filter(([field]) => query[field] !== undefined);
+  const values: unknown[] = [
+    companyId,
+    query.beforeDeliveryId ?? Number.MAX_SAFE_INTEGER,
+    query.limit,
+    ...used.map(([field]) => (field === "status" ? OUTBOX_STATUS[query.status!] : query[field])),
+  ];
+  const key = used.map(([, column]) => column).join("_");
+  let statement = listStatements.get(key);
+  if (!statement) {
+    const conditions = used.map(([, column], index) => ` AND ${column} = $${index + 4}`).join("");
+    statement = {
+      name: `list_webhook_deliveries${key ? `_${key}` : ""}`,
+      text: `SELECT d.delivery_id, d.event_id, d.work_item_id, d.event_type, d.url, d.status, d.next_attempt_at, d.created_at,
+                    a.attempt, a.at, a.status_code, a.error, a.duration_ms
+               FROM (SELECT delivery_id, event_id, work_item_id, event_type, url, status, next_attempt_at, created_at
+                       FROM webhook_outbox
+                      WHERE company_id = $1${conditions} AND delivery_id < $2
+                      ORDER BY delivery_id DESC LIMIT $3) d
+               LEFT JOIN webhook_delivery_attempts a ON a.company_id = $1 AND a.delivery_id = d.delivery_id
+              ORDER BY d.delivery_id DESC, a.attempt`,
+    };
+    listStatements.set(key, statement);
+  }
+  return { statement, values };
 }

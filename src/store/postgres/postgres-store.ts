@@ -5,12 +5,12 @@
  * partial unique index that keeps one Open batch per company and work type).
  *
  * What is PostgreSQL's own: appends use group commit (appends.ts), concurrent calls sharing one
- * transaction with a savepoint per item; and the generated signing key lives in a table, so
- * every process sharing the database signs with the same one.
+ * transaction with a savepoint per item; and the generated server keys (token signing, data
+ * encryption) live in a table, so every process sharing the database uses the same ones.
  */
 import { createSqlStore } from "../core/sql-store.ts";
 import { StoreUnavailableError } from "../errors.ts";
-import type { Store } from "../store.ts";
+import type { ServerKeyName, Store } from "../store.ts";
 import { createAppender } from "./appends.ts";
 import { POSTGRES_FLAGS, PostgresPort } from "./postgres-port.ts";
 import { POSTGRES_SQL } from "./statements.ts";
@@ -22,7 +22,8 @@ export interface PostgresStoreOptions {
   addLanes?: number;
 }
 
-const SIGNING_SECRET_NAME = "jwt-hs256";
+/** Row names in signing_secrets; "jwt-hs256" predates the data encryption key. */
+const SERVER_KEY_ROWS: Record<ServerKeyName, string> = { jwt: "jwt-hs256", "data-encryption": "data-encryption-key" };
 
 /** Connects, applies pending migrations, and returns the store. */
 export async function openPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<Store> {
@@ -37,9 +38,9 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
       if (closing) return Promise.reject(new StoreUnavailableError("the store is closing"));
       return adds.submit(input);
     },
-    async getOrCreateSigningSecret(candidate) {
-      await db.run(POSTGRES_SQL.insertSigningSecret, [SIGNING_SECRET_NAME, candidate]);
-      return (await db.one<{ secret: string }>(POSTGRES_SQL.getSigningSecret, [SIGNING_SECRET_NAME]))!.secret;
+    async getOrCreateServerKey(name, candidate) {
+      await db.run(POSTGRES_SQL.insertSigningSecret, [SERVER_KEY_ROWS[name], candidate]);
+      return (await db.one<{ secret: string }>(POSTGRES_SQL.getSigningSecret, [SERVER_KEY_ROWS[name]]))!.secret;
     },
     close() {
       closing ??= (async () => {

@@ -2,15 +2,15 @@
  * The embedded store: one SQLite file in WAL mode with `synchronous=FULL`, so a resolved write
  * is on disk. The operations are the core's (../core/), over SqlitePort. What is SQLite's own:
  * adds are group-committed on a writer thread (intake-writer.ts), so one fsync serves many
- * requests and the event loop keeps serving while it happens; and the generated signing key is
- * a file beside the database.
+ * requests and the event loop keeps serving while it happens; and each generated server key
+ * (the token signing key, the data encryption key) is a file beside the database.
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { createSqlStore } from "../core/sql-store.ts";
 import { readMigrations } from "../migrations.ts";
-import type { Store } from "../store.ts";
+import type { ServerKeyName, Store } from "../store.ts";
 import { toStoreError } from "./driver-errors.ts";
 import { IntakeWriter } from "./intake-writer.ts";
 import { applyConnectionPragmas } from "./pragmas.ts";
@@ -39,7 +39,7 @@ export function openSqliteStore(path: string): SqliteStore {
     flags: SQLITE_FLAGS,
     db: port,
     addWorkItem: (input) => intake.add(input),
-    getOrCreateSigningSecret: async (candidate) => signingSecretFile(join(dirname(path), "jwt-secret"), candidate),
+    getOrCreateServerKey: async (name, candidate) => serverKeyFile(join(dirname(path), SERVER_KEY_FILES[name]), candidate),
     async close() {
       await intake.close();
       await port.close();
@@ -48,8 +48,13 @@ export function openSqliteStore(path: string): SqliteStore {
   return Object.assign(store, { path, intake });
 }
 
-/** Kept as a file beside the database (mode 0600), so tokens survive a restart. */
-function signingSecretFile(file: string, candidate: string): string {
+const SERVER_KEY_FILES: Record<ServerKeyName, string> = { jwt: "jwt-secret", "data-encryption": "data-encryption-key" };
+
+/**
+ * Kept as a file beside the database (mode 0600), so tokens and encrypted data survive a
+ * restart; `wx` makes the first of several processes starting at once the one that decides.
+ */
+function serverKeyFile(file: string, candidate: string): string {
   try {
     return readFileSync(file, "utf8").trim();
   } catch {

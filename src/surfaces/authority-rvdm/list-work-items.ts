@@ -9,6 +9,7 @@ import { WorkItemPage, WorkItemStatus } from "../../domain/views.ts";
 import { ApiError } from "../../errors.ts";
 import { createCanonicalizer } from "../../http/compat.ts";
 import { PositiveId } from "../shared/ids.ts";
+import { decodeCursor, encodeCursor } from "../shared/keyset-cursor.ts";
 import { guardedResponses } from "../shared/problem-schema.ts";
 
 const DEFAULT_LIMIT = 50;
@@ -24,20 +25,6 @@ export const WorkItemsQuery = Type.Object({
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "nextCursor of the previous page" })),
 });
 type WorkItemsQuery = Static<typeof WorkItemsQuery>;
-
-const CURSOR_PREFIX = "v1:";
-export const encodeCursor = (workItemId: number) => Buffer.from(`${CURSOR_PREFIX}${workItemId}`).toString("base64url");
-
-function decodeCursor(cursor: string): number {
-  const text = Buffer.from(cursor, "base64url").toString("utf8");
-  const id = text.startsWith(CURSOR_PREFIX) ? Number(text.slice(CURSOR_PREFIX.length)) : NaN;
-  if (!Number.isSafeInteger(id) || id < 1) {
-    throw new ApiError("VALIDATION_FAILED", "See errors for every problem found in the request.", {
-      errors: { cursor: ["is not a nextCursor of a previous page"] },
-    });
-  }
-  return id;
-}
 
 /** The filter as the store compares it: UTC ISO 8601 with milliseconds. */
 function toInstant(dateTime: string): string {
