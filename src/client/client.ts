@@ -149,12 +149,7 @@ export class WorkItemClient {
 
   /** Every item matching `query` (minus its cursor), newest first, fetching page after page. */
   async *iterateWorkItems(query: Omit<ListWorkItemsQuery, "cursor"> = {}, options?: CallOptions): AsyncGenerator<WorkItemView, void, undefined> {
-    let cursor: string | undefined;
-    do {
-      const page = await this.listWorkItems({ ...query, cursor }, options);
-      yield* page.items;
-      cursor = page.nextCursor ?? undefined;
-    } while (cursor !== undefined);
+    yield* everyPage((cursor) => this.listWorkItems({ ...query, cursor }, options), (page) => page.items);
   }
 
   /** GET /api/Events: one page of the company's event feed after `query.after`, oldest first. */
@@ -197,12 +192,7 @@ export class WorkItemClient {
 
   /** Every delivery matching `query` (minus its cursor), newest first, fetching page after page. */
   async *iterateWebhookDeliveries(query: Omit<ListWebhookDeliveriesQuery, "cursor"> = {}, options?: CallOptions): AsyncGenerator<WebhookDelivery, void, undefined> {
-    let cursor: string | undefined;
-    do {
-      const page = await this.listWebhookDeliveries({ ...query, cursor }, options);
-      yield* page.deliveries;
-      cursor = page.nextCursor ?? undefined;
-    } while (cursor !== undefined);
+    yield* everyPage((cursor) => this.listWebhookDeliveries({ ...query, cursor }, options), (page) => page.deliveries);
   }
 
   /**
@@ -323,4 +313,17 @@ async function discard(response: Response): Promise<void> {
 function id(value: number): string {
   if (!Number.isSafeInteger(value) || value < 1) throw new TypeError(`expected a positive integer id, got ${String(value)}`);
   return String(value);
+}
+
+/** What a newest-first keyset page shares: a cursor to the next page, null on the last. */
+type KeysetPage = { nextCursor: string | null };
+
+/** Every row of every page, fetching the next page only when the rows of this one are used up. */
+async function* everyPage<P extends KeysetPage, R>(fetch: (cursor: string | undefined) => Promise<P>, rows: (page: P) => R[]): AsyncGenerator<R, void, undefined> {
+  let cursor: string | undefined;
+  do {
+    const page = await fetch(cursor);
+    yield* rows(page);
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor !== undefined);
 }
