@@ -144,6 +144,10 @@ function scenarios(total: number, token: string): Array<{ name: string; requests
 async function timeSweepChunks(path: string, chunks: number): Promise<{ wall: number[]; cpu: number[] }> {
   const store = openSqliteStore(path);
   try {
+    // One add through intake first: it waits for the intake writer thread to be up, whose start
+    // would otherwise fall into the first measurements.
+    const warm = await store.addWorkItem({ companyId: COMPANY_ID, workType: "AuthorityRvdm", customerReference: "warm-up", documentReference: null, webhookUrl: null, request: {}, batchMaxItems: 1000 });
+    if (warm.kind !== "created") throw new Error(`the warm-up add answered ${warm.kind}`);
     const createdBefore = new Date(Date.now() - 30 * 86_400_000).toISOString();
     const wall: number[] = [];
     const cpu: number[] = [];

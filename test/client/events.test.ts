@@ -64,13 +64,17 @@ describe("WorkItemClient event feed", { timeout: 60_000 }, () => {
       const following = (async () => {
         for await (const event of stream) seen.push(event);
       })();
-      await waitUntil("the first event", () => seen.length === 1);
-      const later = await client.addWorkItemCreate(item({ customerReference: "F-2" }));
-      await run();
-      await waitUntil("the event committed after the stream caught up", () => seen.length === 2);
-      assert.equal(seen[1]!.data.workItemId, later.workItemId);
-      stop.abort();
-      await following;
+      try {
+        await waitUntil("the first event", () => seen.length === 1, 30_000);
+        const later = await client.addWorkItemCreate(item({ customerReference: "F-2" }));
+        await run();
+        await waitUntil("the event committed after the stream caught up", () => seen.length === 2, 30_000);
+        assert.equal(seen[1]!.data.workItemId, later.workItemId);
+      } finally {
+        // Also when a step above fails: a stream left following would keep the server busy.
+        stop.abort();
+        await following;
+      }
       assert.equal(seen.length, 2);
       assert.deepEqual(await collect(client.events({ after: stream.cursor })), [], "its cursor is past both");
     }));
