@@ -4,7 +4,7 @@
  * shared signing key, closing).
  */
 import type { DatabasePort } from "../port.ts";
-import type { AddWorkItemOutcome, NewWorkItem, Store, StoreFlags } from "../store.ts";
+import type { AddWorkItemOutcome, AddWorkItemsOutcome, NewWorkItem, NewWorkItems, Store, StoreFlags } from "../store.ts";
 import { accountOperations } from "./accounts.ts";
 import { botOperations } from "./bot.ts";
 import { idempotencyOperations } from "./idempotency.ts";
@@ -18,6 +18,8 @@ export interface Backend {
   db: DatabasePort;
   /** Intake's fast path: group commit, durable before it resolves. */
   addWorkItem(input: NewWorkItem): Promise<AddWorkItemOutcome>;
+  /** A bulk add through the same fast path, all its items in one transaction. */
+  addWorkItems(input: NewWorkItems): Promise<AddWorkItemsOutcome>;
   getOrCreateSigningSecret(candidate: string): Promise<string>;
   /** Settles what is in flight, then closes the database. */
   close(): Promise<void>;
@@ -31,6 +33,7 @@ export function createSqlStore(backend: Backend): Store {
     ping: () => db.ping(),
     close: () => backend.close(),
     addWorkItem: (input) => backend.addWorkItem(input),
+    addWorkItems: (input) => backend.addWorkItems(input),
     getOrCreateSigningSecret: (candidate) => backend.getOrCreateSigningSecret(candidate),
     ...accountOperations(db),
     ...workItemOperations(db),

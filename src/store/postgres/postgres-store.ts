@@ -5,7 +5,7 @@
  * partial unique index that keeps one Open batch per company and work type).
  *
  * What is PostgreSQL's own: appends use group commit (appends.ts), concurrent calls sharing one
- * transaction with a savepoint per item; and the generated signing key lives in a table, so
+ * transaction with a savepoint per item, a bulk add one transaction of its own; and the generated signing key lives in a table, so
  * every process sharing the database signs with the same one.
  */
 import { createSqlStore } from "../core/sql-store.ts";
@@ -35,7 +35,11 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     db,
     addWorkItem(input) {
       if (closing) return Promise.reject(new StoreUnavailableError("the store is closing"));
-      return adds.submit(input);
+      return adds.add(input);
+    },
+    addWorkItems(input) {
+      if (closing) return Promise.reject(new StoreUnavailableError("the store is closing"));
+      return adds.addMany(input);
     },
     async getOrCreateSigningSecret(candidate) {
       await db.run(POSTGRES_SQL.insertSigningSecret, [SIGNING_SECRET_NAME, candidate]);

@@ -39,6 +39,7 @@ export function openSqliteStore(path: string): SqliteStore {
     flags: SQLITE_FLAGS,
     db: port,
     addWorkItem: (input) => intake.add(input),
+    addWorkItems: (input) => intake.addMany(input),
     getOrCreateSigningSecret: async (candidate) => signingSecretFile(join(dirname(path), "jwt-secret"), candidate),
     async close() {
       await intake.close();
