@@ -57,7 +57,13 @@ export async function use(client: WorkItemClient, body: AuthorityRvdmWorkItemCre
   const deadlineAt: string | null = view.deadlineAt;
   await client.listWorkItems({ deadlineBefore: "2026-12-24T00:00:00Z", status: "Submitted" });
   const eventTypes: Array<WebhookEvent["type"]> = ["workitem.submitted", "workitem.deadline_at_risk"];
-  void wrong; void status; void submitted; void applicationNumber; void deadlineAt; void eventTypes;
+  // Bulk add (SPEC §11.1): the body and each result are typed from the server's schemas.
+  const bulk = await client.addWorkItemCreateBulk({ items: [body, body], allOrNothing: false }, { idempotencyKey: "b" });
+  const stored: number[] = bulk.results.flatMap((result) => ("workItemId" in result ? [result.workItemId] : []));
+  const refused: string[] = bulk.results.flatMap((result) => ("errors" in result ? Object.keys(result.errors) : []));
+  // @ts-expect-error items must be work item bodies
+  await client.addWorkItemCreateBulk({ items: [1] });
+  void wrong; void status; void submitted; void applicationNumber; void deadlineAt; void eventTypes; void stored; void refused;
   return view.workItemId + added.workBatchId;
 }
 `;
