@@ -57,7 +57,7 @@ export async function createAppContext(
     ? function guardThenLimit(request, reply, done) {
         guard.call(this, request, reply, (error?: Error) => {
           if (error) return done(error);
-          tenantLimit(request.tenant.companyId, done);
+          tenantLimit.charge(request.tenant.companyId, done);
         });
       }
     : guard;

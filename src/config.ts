@@ -37,6 +37,7 @@ export const EnvSchema = Type.Object({
   TZ: Type.String({ minLength: 1, default: "UTC", description: "time zone of the Ping text" }),
   BATCH_MAX_ITEMS: Int(1, 1_000_000, 1000, "items per batch before a new one opens"),
   MAX_BODY_BYTES: Int(1024, 10_485_760, 65536, "request body limit in bytes"),
+  MAX_BULK_BODY_BYTES: Int(1024, 67_108_864, 4_194_304, "body limit in bytes of AddWorkItemCreateBulk (up to 1,000 items)"),
   BOT_SCHEDULE: Type.String({ minLength: 1, default: "* * * * *", description: "cron of the bot's runs" }),
   BOT_LEASE_SECONDS: Int(1, 86400, 300, "how long a worker holds a claimed batch"),
   BOT_MAX_ATTEMPTS: Int(1, 100, 5, "transient failures before an item fails with AUTHORITY_UNAVAILABLE"),
@@ -109,6 +110,8 @@ export interface Config {
   timeZone: string;
   batchMaxItems: number;
   maxBodyBytes: number;
+  /** Body limit of the bulk add (SPEC §11.1). */
+  maxBulkBodyBytes: number;
   botSchedule: string;
   botLeaseSeconds: number;
   botMaxAttempts: number;
@@ -209,6 +212,7 @@ export function loadConfig(source: EnvSource = process.env, overrides: Partial<E
     timeZone: env.TZ,
     batchMaxItems: env.BATCH_MAX_ITEMS,
     maxBodyBytes: env.MAX_BODY_BYTES,
+    maxBulkBodyBytes: env.MAX_BULK_BODY_BYTES,
     botSchedule: env.BOT_SCHEDULE,
     botLeaseSeconds: env.BOT_LEASE_SECONDS,
     botMaxAttempts: env.BOT_MAX_ATTEMPTS,

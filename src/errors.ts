@@ -182,6 +182,10 @@ function messageFor(item: AjvLikeError): string {
         : `must be a valid ${String(params.format)}`;
     case "enum":
       return `must be one of: ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ")}`;
+    case "minItems":
+      return `must have at least ${String(params.limit)} item${params.limit === 1 ? "" : "s"}`;
+    case "maxItems":
+      return `must have at most ${String(params.limit)} items`;
     case "minimum":
       return `must be ≥ ${String(params.limit)}`;
     case "maximum":

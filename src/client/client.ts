@@ -7,8 +7,9 @@
  * - A 401 gets one re-authentication and one repeat of the request.
  * - 429, 502, 503 and 504 are retried honouring Retry-After, and so are network errors and
  *   timeouts, with capped jittered backoff.
- * - Every addWorkItemCreate carries an Idempotency-Key (a random UUID unless the caller gives
- *   one) that stays the same across its retries, so a retry never stores a second item.
+ * - Every addWorkItemCreate and addWorkItemCreateBulk carries an Idempotency-Key (a random UUID
+ *   unless the caller gives one) that stays the same across its retries, so a retry never stores
+ *   a second item.
  */
 import { randomUUID } from "node:crypto";
 import { errorFromResponse, WorkItemNetworkError, type WorkItemApiError } from "./errors.ts";
@@ -17,8 +18,10 @@ import { backoffDelay, IDEMPOTENCY_IN_FLIGHT_TYPE, parseRetryAfter, RETRYABLE_ST
 import { TokenCache, type LoginAnswer } from "./token-cache.ts";
 import type {
   AddWorkItemResult,
+  AddWorkItemsResult,
   AuthorityRvdmWorkItemCreate,
   EventPage,
+  AuthorityRvdmWorkItemCreateBulk,
   HealthStatus,
   ListEventsQuery,
   ListWorkItemsQuery,
@@ -29,6 +32,7 @@ import type {
   WebhookDeliveryPage,
   WorkBatchView,
   WorkItemPage,
+  WorkItemBulkResults,
   WorkItemView,
 } from "./types.ts";
 
@@ -130,6 +134,21 @@ export class WorkItemClient {
     const { response } = await this.send(spec, options);
     const key = (await response.json()) as { workBatchId: number; workItemId: number };
     return { workBatchId: key.workBatchId, workItemId: key.workItemId, idempotencyKey, replayed: response.headers.get("idempotency-replayed") === "true" };
+  }
+
+  /**
+   * POST /api/AuthorityRvdm/AddWorkItemCreateBulk: 1–1,000 items at once, idempotent across the
+   * SDK's own retries. Resolves with one result per item in request order: `workItemId` and
+   * `workBatchId` for a stored item, `status: 400` and `errors` for a refused one. With
+   * `allOrNothing: true` an invalid item rejects the call with the 400's WorkItemApiError
+   * (errors named `items[<index>].<field>`) and nothing is stored.
+   */
+  async addWorkItemCreateBulk(body: AuthorityRvdmWorkItemCreateBulk, options: AddWorkItemOptions = {}): Promise<AddWorkItemsResult> {
+    const idempotencyKey = options.idempotencyKey ?? randomUUID();
+    const spec: RequestSpec = { method: "POST", path: "api/AuthorityRvdm/AddWorkItemCreateBulk", body, headers: { "idempotency-key": idempotencyKey }, auth: true };
+    const { response } = await this.send(spec, options);
+    const { results } = (await response.json()) as WorkItemBulkResults;
+    return { results, idempotencyKey, replayed: response.headers.get("idempotency-replayed") === "true" };
   }
 
   /** GET /api/AuthorityRvdm/WorkItem/{workItemId}. */

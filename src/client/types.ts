@@ -12,6 +12,12 @@ import type {
   WorkItemView as WorkItemViewSchema,
 } from "../domain/views.ts";
 import type { AuthorityRvdmWorkItemCreate as WorkItemCreateSchema } from "../surfaces/authority-rvdm/add-work-item-create.ts";
+import type {
+  AuthorityRvdmWorkItemCreateBulk as WorkItemCreateBulkSchema,
+  WorkItemBulkAdded as WorkItemBulkAddedSchema,
+  WorkItemBulkRefused as WorkItemBulkRefusedSchema,
+  WorkItemBulkResults as WorkItemBulkResultsSchema,
+} from "../surfaces/authority-rvdm/add-work-item-create-bulk.ts";
 import type { WorkItemsQuery as WorkItemsQuerySchema } from "../surfaces/authority-rvdm/list-work-items.ts";
 import type { EventPage as EventPageSchema, EventsQuery as EventsQuerySchema } from "../surfaces/events/list-events.ts";
 import type { Credentials as CredentialsSchema, TokenResponse as TokenResponseSchema } from "../surfaces/login/authenticate.ts";
@@ -33,6 +39,15 @@ export type TokenResponse = Static<typeof TokenResponseSchema>;
 export type AuthorityRvdmWorkItemCreate = Static<typeof WorkItemCreateSchema>;
 /** Answer of POST /api/AuthorityRvdm/AddWorkItemCreate. */
 export type BatchKey = Static<typeof BatchKeySchema>;
+/** Body of POST /api/AuthorityRvdm/AddWorkItemCreateBulk: 1–1,000 items, and `allOrNothing`. */
+export type AuthorityRvdmWorkItemCreateBulk = Static<typeof WorkItemCreateBulkSchema>;
+/** Answer of POST /api/AuthorityRvdm/AddWorkItemCreateBulk: one result per item, in request order. */
+export type WorkItemBulkResults = Static<typeof WorkItemBulkResultsSchema>;
+/** A stored item of a bulk add: its index in the request, and where it landed. */
+export type WorkItemBulkAdded = Static<typeof WorkItemBulkAddedSchema>;
+/** A refused item of a bulk add: its index in the request, and its field errors. */
+export type WorkItemBulkRefused = Static<typeof WorkItemBulkRefusedSchema>;
+export type WorkItemBulkResult = WorkItemBulkAdded | WorkItemBulkRefused;
 export type WorkItemStatus = Static<typeof WorkItemStatusSchema>;
 /** GET /api/AuthorityRvdm/WorkItem/{id} and DELETE of the same path. */
 export type WorkItemView = Static<typeof WorkItemViewSchema>;
@@ -64,6 +79,13 @@ export type ReadyStatus = Static<typeof ReadyStatusSchema>;
 
 /** What `addWorkItemCreate` resolves to: the batch key, and which Idempotency-Key it used. */
 export type AddWorkItemResult = BatchKey & {
+  idempotencyKey: string;
+  /** True when the server answered with the first answer of an earlier request with this key. */
+  replayed: boolean;
+};
+
+/** What `addWorkItemCreateBulk` resolves to: the results, and which Idempotency-Key it used. */
+export type AddWorkItemsResult = WorkItemBulkResults & {
   idempotencyKey: string;
   /** True when the server answered with the first answer of an earlier request with this key. */
   replayed: boolean;

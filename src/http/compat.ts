@@ -21,13 +21,15 @@ interface ObjectRule {
   properties: Map<string, Property>;
   additional: Rule;
 }
-type Rule = ObjectRule | { kind: "number" } | { kind: "other" };
+type Rule = ObjectRule | { kind: "array"; items: Rule } | { kind: "number" } | { kind: "other" };
 
 const NUMBER_TEXT = /^\s*-?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$/;
 
 function ruleFor(schema: TSchema | undefined): Rule {
   if (!schema) return { kind: "other" };
   if (schema.type === "number" || schema.type === "integer") return { kind: "number" };
+  // A list of bodies (a bulk add's items): each element by the element schema's rules.
+  if (schema.type === "array") return { kind: "array", items: ruleFor(schema.items as TSchema | undefined) };
   if (schema.type === "object") {
     const required = new Set<string>((schema.required ?? []) as string[]);
     const properties = new Map<string, Property>();
@@ -47,6 +49,7 @@ function apply(rule: Rule, value: unknown): unknown {
   if (rule.kind === "number") {
     return typeof value === "string" && NUMBER_TEXT.test(value) ? Number(value) : value;
   }
+  if (rule.kind === "array") return Array.isArray(value) ? value.map((element) => apply(rule.items, element)) : value;
   if (rule.kind !== "object" || value === null || typeof value !== "object" || Array.isArray(value)) return value;
   const source = value as Record<string, unknown>;
   const canonical: Record<string, unknown> = {};

@@ -5,7 +5,9 @@
  */
 import { Ajv, type Options } from "ajv";
 import addFormats from "ajv-formats";
-import type { FastifySchemaCompiler, FastifySchemaValidationError } from "fastify";
+import type { TSchema } from "@sinclair/typebox";
+import type { FastifyError, FastifySchemaCompiler, FastifySchemaValidationError } from "fastify";
+import { fieldErrorsFromValidation, type FieldErrors } from "../errors.ts";
 
 /** ISO 8601 date-time; the offset may be left out (then it means UTC), as .NET clients do. */
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,7})?)?(Z|[+-]\d{2}:?\d{2})?$/i;
@@ -31,6 +33,18 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const bodyAjv = createAjv({ coerceTypes: false });
   const textAjv = createAjv({ coerceTypes: "array" });
   return ({ schema, httpPart }) => (httpPart === "body" ? bodyAjv.compile(schema as object) : refuseNonFinite(textAjv.compile(schema as object)));
+}
+
+/**
+ * A validator for a body that is not a whole request body (each item of a bulk add): the same
+ * Ajv rules as a route's body, and the field errors its 400 would list (`$` for the value itself).
+ */
+export function compileBodyValidator(schema: TSchema): (value: unknown) => FieldErrors | undefined {
+  const validate = createAjv({ coerceTypes: false }).compile(schema);
+  return (value) => {
+    if (validate(value)) return undefined;
+    return fieldErrorsFromValidation({ validation: validate.errors ?? [], validationContext: "body" } as unknown as FastifyError);
+  };
 }
 
 type AjvValidate = ((data: unknown) => boolean) & { errors?: FastifySchemaValidationError[] | null };

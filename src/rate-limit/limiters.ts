@@ -33,6 +33,8 @@ export interface Limiter {
   /** Points consumed in the current window (0 when none) and ms until it resets. */
   peek(key: string): Promise<{ consumed: number; msBeforeNext: number }>;
   reset(key: string): Promise<void>;
+  /** Refuses every point of `key` for `ms` from now (the window then starts afresh). */
+  block(key: string, ms: number): Promise<void>;
   /** The underlying library limiter, for composing (BurstyRateLimiter). */
   readonly raw: RateLimiterAbstract;
 }
@@ -48,7 +50,7 @@ export interface LimiterFactory {
 }
 
 /** A library limiter or a composition of them (BurstyRateLimiter has no delete). */
-type RawLimiter = Pick<RateLimiterAbstract, "consume"> & Partial<Pick<RateLimiterAbstract, "get" | "delete">>;
+type RawLimiter = Pick<RateLimiterAbstract, "consume"> & Partial<Pick<RateLimiterAbstract, "get" | "delete" | "block">>;
 
 const KEY_NAMESPACE = "wia:rl";
 const CONNECT_TIMEOUT_MS = 2000;
@@ -106,6 +108,13 @@ export function createLimiterFactory(redisUrl: string | undefined, logger: Fasti
       async reset(key) {
         try {
           await raw.delete?.(key);
+        } catch (error) {
+          failOpen(name, error);
+        }
+      },
+      async block(key, ms) {
+        try {
+          await raw.block?.(key, ms / 1000);
         } catch (error) {
           failOpen(name, error);
         }

@@ -4,8 +4,8 @@
  * Contract every backend keeps (checked by test/store/contract.test.ts against each one):
  * - Every method that touches tenant data takes the `companyId` and filters by it; an id of
  *   another company behaves exactly like a missing id.
- * - `addWorkItem` resolves only after the item is durably committed (a crash right after the
- *   promise resolves loses nothing). At any moment a company has at most one `Open` batch per
+ * - `addWorkItem` and `addWorkItems` resolve only after their items are durably committed (a
+ *   crash right after the promise resolves loses nothing). At any moment a company has at most one `Open` batch per
  *   work type, whatever the concurrency and the number of processes.
  * - Driver errors never escape: constraint violations become domain outcomes, an unreachable
  *   database becomes `StoreUnavailableError` (errors.ts).
@@ -46,19 +46,29 @@ export interface ApiKeyWithHash extends ApiKeyRecord {
   secretHash: string;
 }
 
-export interface NewWorkItem {
-  companyId: number;
-  workType: string;
+/** One work item as intake stores it: what a single add and each item of a bulk add carry. */
+export interface WorkItemFields {
   customerReference: string;
   documentReference: string | null;
   webhookUrl: string | null;
   /** The normalised request body, stored as given back in the work item view. */
   request: Record<string, unknown>;
-  /** Items per batch before the open one is closed and a new one opens. */
-  batchMaxItems: number;
   /** By when the Authority wants it (SPEC §10), worked out from exportDate by the API; none when absent. */
   deadlineAt?: string | null;
-  idempotency?: { key: string; requestHash: string; retentionSeconds: number };
+}
+
+export interface IdempotencyRecord {
+  key: string;
+  requestHash: string;
+  retentionSeconds: number;
+}
+
+export interface NewWorkItem extends WorkItemFields {
+  companyId: number;
+  workType: string;
+  /** Items per batch before the open one is closed and a new one opens. */
+  batchMaxItems: number;
+  idempotency?: IdempotencyRecord;
 }
 
 export type AddWorkItemOutcome =
@@ -66,6 +76,38 @@ export type AddWorkItemOutcome =
   /** Same idempotency key and body within the retention window: the first answer again. */
   | { kind: "replayed"; key: BatchKey }
   /** Same idempotency key with a different body. */
+  | { kind: "keyReused" };
+
+/** An item of a bulk add that the API refused before the store: its index in the request and why. */
+export interface ItemRefusal {
+  index: number;
+  errors: Record<string, string[]>;
+}
+
+/**
+ * Many items of one company and work type at once (SPEC §11.1, bulk add). The items are stored
+ * in one transaction, in order, each as `addWorkItem` would store it (the same batch rules,
+ * rollover included, so they may span batches), or none of them is.
+ */
+export interface NewWorkItems {
+  companyId: number;
+  workType: string;
+  batchMaxItems: number;
+  /** The items to store, in request order; may be empty when only the answer is to be kept. */
+  items: WorkItemFields[];
+  /**
+   * The key names the whole request. Its record keeps the whole first answer: the keys of the
+   * stored items and the `refused` items, so a replay gives back exactly that answer.
+   */
+  idempotency?: IdempotencyRecord & { refused: ItemRefusal[] };
+}
+
+export type AddWorkItemsOutcome =
+  /** `keys[i]` is where `items[i]` landed. */
+  | { kind: "created"; keys: BatchKey[] }
+  /** Same idempotency key and body within the retention window: the first answer again. */
+  | { kind: "replayed"; keys: BatchKey[]; refused: ItemRefusal[] }
+  /** Same idempotency key with a different body (or first used by a single add). */
   | { kind: "keyReused" };
 
 export interface ListWorkItemsQuery {
@@ -277,6 +319,13 @@ export interface Store {
 
   // Intake and reads (API).
   addWorkItem(input: NewWorkItem): Promise<AddWorkItemOutcome>;
+  /**
+   * A bulk add (see NewWorkItems): through the same intake path as `addWorkItem` (the SQLite
+   * writer thread's group commit, PostgreSQL's group-commit lanes), one transaction for all the
+   * items. An idempotency key is shared with `addWorkItem`: a key first used by the other kind
+   * of add is `keyReused`.
+   */
+  addWorkItems(input: NewWorkItems): Promise<AddWorkItemsOutcome>;
   getWorkItem(companyId: number, workItemId: number): Promise<WorkItemView | undefined>;
   getWorkBatch(companyId: number, workBatchId: number): Promise<WorkBatchView | undefined>;
   listWorkItems(companyId: number, query: ListWorkItemsQuery): Promise<WorkItemView[]>;

@@ -74,7 +74,13 @@ export async function use(client: WorkItemClient, body: AuthorityRvdmWorkItemCre
   await client.listWebhookDeliveries({ status: "Failed" });
   const redelivered: WebhookDelivery = await client.redeliverWebhook(delivery?.deliveryId ?? 1);
   const verified: WebhookEvent = verifyWebhook({}, "", ["whsec_a", "whsec_b"]);
-  void wrong; void status; void submitted; void applicationNumber; void deadlineAt; void eventTypes; void statusCode; void redelivered; void verified;
+  // Bulk add (SPEC §11.1): the body and each result are typed from the server's schemas.
+  const bulk = await client.addWorkItemCreateBulk({ items: [body, body], allOrNothing: false }, { idempotencyKey: "b" });
+  const stored: number[] = bulk.results.flatMap((result) => ("workItemId" in result ? [result.workItemId] : []));
+  const refused: string[] = bulk.results.flatMap((result) => ("errors" in result ? Object.keys(result.errors) : []));
+  // @ts-expect-error items must be work item bodies
+  await client.addWorkItemCreateBulk({ items: [1] });
+  void wrong; void status; void submitted; void applicationNumber; void deadlineAt; void eventTypes; void stored; void refused; void statusCode; void redelivered; void verified;
   return view.workItemId + added.workBatchId;
 }
 `;

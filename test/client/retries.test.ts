@@ -109,6 +109,20 @@ describe("WorkItemClient retries (scripted server)", () => {
     assert.ok(keys.every((k) => k === keys[0]));
   });
 
+  test("a bulk add keeps one Idempotency-Key across a dropped connection and a 429, and hands back the results", async () => {
+    const results = [
+      { index: 0, workBatchId: 1, workItemId: 9 },
+      { index: 1, status: 400, errors: { plannedLoad: ["must be ≥ 0"] } },
+    ];
+    const sdk = run([token("t1"), hangUp, problem(429, "urn:work-item-api:problem:rate-limited", { "retry-after": "0" }), json({ results })]);
+    const added = await sdk.addWorkItemCreateBulk({ items: [body, { ...body, plannedLoad: -1 }] }, { idempotencyKey: "bulk-key" });
+    assert.deepEqual(added, { results, idempotencyKey: "bulk-key", replayed: false });
+    const keys = seen.filter((s) => s.url.endsWith("AddWorkItemCreateBulk")).map((s) => s.idempotencyKey);
+    assert.deepEqual(keys, ["bulk-key", "bulk-key", "bulk-key"]);
+    const generated = run([token("t2"), json({ results })]);
+    assert.match((await generated.addWorkItemCreateBulk({ items: [body] })).idempotencyKey, /^[0-9a-f-]{36}$/, "a key is made when none is given");
+  });
+
   test("an ordinary 409 is not retried", async () => {
     const sdk = run([token("t1"), problem(409, "urn:work-item-api:problem:state-conflict")]);
     const error = await sdk.getWorkItem(1).then(() => undefined, (e: unknown) => e);

@@ -116,6 +116,22 @@ describe("WorkItemClient against the real server", { timeout: 120_000 }, () => {
     assert.equal(invalid.status, 400);
     assert.deepEqual(Object.keys(invalid.errors ?? {}).sort(), ["customerReference", "plannedLoad"]);
 
+    const bulkBody = { items: [item({ customerReference: "BULK-0" }), { ...item(), plannedLoad: -1 }, item({ customerReference: "BULK-2" })] };
+    const bulk = await sdk.addWorkItemCreateBulk(bulkBody, { idempotencyKey: "typed-bulk-1" });
+    assert.equal(bulk.replayed, false);
+    assert.deepEqual(bulk.results.map((r) => r.index), [0, 1, 2]);
+    const [stored0, refused1, stored2] = bulk.results;
+    assert.ok(stored0 && "workItemId" in stored0 && stored2 && "workItemId" in stored2);
+    assert.ok(refused1 && "errors" in refused1);
+    assert.equal(refused1.status, 400);
+    assert.deepEqual(Object.keys(refused1.errors), ["plannedLoad"]);
+    assert.equal((await sdk.getWorkItem(stored2.workItemId)).customerReference, "BULK-2");
+    assert.deepEqual(await sdk.addWorkItemCreateBulk(bulkBody, { idempotencyKey: "typed-bulk-1" }), { ...bulk, replayed: true });
+    const allOrNothing = await sdk.addWorkItemCreateBulk({ ...bulkBody, allOrNothing: true }).then(() => undefined, (error: unknown) => error);
+    assert.ok(allOrNothing instanceof WorkItemApiError);
+    assert.equal(allOrNothing.status, 400);
+    assert.deepEqual(Object.keys(allOrNothing.errors ?? {}), ["items[1].plannedLoad"]);
+
     const badLogin = new WorkItemClient({ baseUrl: server.baseUrl, apiKey: key.apiKey, secret: "wis_wrong" });
     const refused = await badLogin.pingAuthorityRvdm().then(() => undefined, (error: unknown) => error);
     assert.ok(refused instanceof WorkItemApiError);
@@ -174,6 +190,23 @@ describe("WorkItemClient against the real server", { timeout: 120_000 }, () => {
       assert.equal(items.items.length, 1, "exactly one item stored");
       assert.equal(items.items[0]!.workItemId, added.workItemId);
       assert.equal(metricValue(await scrape(server), "work_item_api_work_items_created_total") - createdBefore, 1);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  test("a bulk add whose answer is lost is retried into exactly one set of items", async () => {
+    const proxy = await startDroppingProxy(server.port);
+    try {
+      const recorder = recordingFetch();
+      const sdk = new WorkItemClient({ baseUrl: proxy.baseUrl, apiKey: key.apiKey, secret: key.secret, fetch: recorder.fetch, retryBaseDelayMs: 50 });
+      await sdk.authenticate();
+      proxy.dropNext();
+      const added = await sdk.addWorkItemCreateBulk({ items: [item({ customerReference: "LOST-BULK" }), item({ customerReference: "LOST-BULK" })] });
+      assert.deepEqual(recorder.log.filter((e) => e.path.endsWith("/AddWorkItemCreateBulk")).map((e) => e.status), ["no answer", 200]);
+      assert.equal(added.replayed, true, "the repeat got the first answer back");
+      const items = await client().listWorkItems({ customerReference: "LOST-BULK" });
+      assert.deepEqual(items.items.map((i) => i.workItemId).sort(), added.results.map((r) => ("workItemId" in r ? r.workItemId : 0)).sort(), "exactly the two items stored");
     } finally {
       await proxy.close();
     }
@@ -239,7 +272,7 @@ describe("WorkItemClient token lifetime", { timeout: 120_000 }, () => {
 
 interface DroppingProxy {
   baseUrl: string;
-  /** The next AddWorkItemCreate is forwarded, answered upstream, and its answer thrown away. */
+  /** The next AddWorkItemCreate(Bulk) is forwarded, answered upstream, and its answer thrown away. */
   dropNext(): void;
   idempotencyKeys: string[];
   close(): Promise<void>;
@@ -250,7 +283,7 @@ async function startDroppingProxy(upstreamPort: number): Promise<DroppingProxy> 
   let drop = false;
   const idempotencyKeys: string[] = [];
   const proxy: Server = createServer((incoming, outgoing) => {
-    const isAdd = incoming.url?.endsWith("/AddWorkItemCreate") ?? false;
+    const isAdd = /\/AddWorkItemCreate(Bulk)?$/.test(incoming.url ?? "");
     if (isAdd && typeof incoming.headers["idempotency-key"] === "string") idempotencyKeys.push(incoming.headers["idempotency-key"]);
     const dropThis = isAdd && drop;
     if (dropThis) drop = false;

@@ -20,6 +20,8 @@ export interface ApiOperation {
   headerParams: OpenApiParameter[];
   /** The JSON request body schema, when the route takes one. */
   jsonBody: Record<string, unknown> | undefined;
+  /** The request body's example, when the document gives one beside the schema. */
+  jsonExample: unknown;
   /** Behind the bearer guard. */
   protected: boolean;
   /** Property names of the 200 JSON response. */
@@ -28,7 +30,7 @@ export interface ApiOperation {
 
 interface OpenApiOperation {
   parameters?: OpenApiParameter[];
-  requestBody?: { content?: Record<string, { schema?: Record<string, unknown> }> };
+  requestBody?: { content?: Record<string, { schema?: Record<string, unknown>; example?: unknown }> };
   security?: Array<Record<string, unknown>>;
   responses?: Record<string, { content?: Record<string, { schema?: { properties?: Record<string, unknown> } }> }>;
 }
@@ -49,6 +51,7 @@ export async function apiOperations(app: FastifyInstance): Promise<ApiOperation[
         queryParams: parameters.filter((p) => p.in === "query"),
         headerParams: parameters.filter((p) => p.in === "header"),
         jsonBody: operation.requestBody?.content?.["application/json"]?.schema,
+        jsonExample: operation.requestBody?.content?.["application/json"]?.example,
         protected: (operation.security ?? []).some((requirement) => "bearer" in requirement),
         responseProperties: Object.keys(operation.responses?.["200"]?.content?.["application/json"]?.schema?.properties ?? {}),
       });
@@ -81,8 +84,9 @@ export function fillPath(operation: ApiOperation, values: Record<string, string 
 
 export const describeOperation = (operation: ApiOperation) => `${operation.method} ${operation.path}`;
 
-/** A body the route's schema accepts: its first example, or an empty object. */
+/** A body the route's schema accepts: the document's example of it, or the schema's first, or an empty object. */
 export function exampleBody(operation: ApiOperation): unknown {
+  if (operation.jsonExample !== undefined) return operation.jsonExample;
   const examples = operation.jsonBody?.examples;
   return Array.isArray(examples) && examples.length > 0 ? examples[0] : {};
 }

@@ -43,9 +43,11 @@ const CROSS_COMPANY: Statement[] = [
 
 /**
  * PostgreSQL's group commit sends one call per group; every item in it carries its company_id
- * and each statement of the function (migrations/0001_initial.sql) is scoped by it.
+ * and each statement of the function (migrations/0001_initial.sql) is scoped by it. A bulk add's
+ * call names its company first (`$1`), and each statement of its function (migrations/0008) is
+ * scoped by that.
  */
-const GROUP_COMMIT_CALL = /FROM wia_add_work_items\(\$1::json, \$2::text\[\]\)/;
+const GROUP_COMMIT_CALL = /FROM wia_add_work_items\(\$1::json, \$2::text\[\]\)|FROM wia_add_work_item_bulk\(\$1::bigint, /;
 
 const textsOf = (statement: Statement) =>
   typeof statement.text === "string" ? [statement.text] : [statement.text(sqliteDialect), statement.text(postgresDialect)];

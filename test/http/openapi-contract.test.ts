@@ -32,6 +32,7 @@ const OPERATION_IDS: Record<string, string> = {
   "GET /api/AuthorityRvdm/Ping": "AuthorityRvdmPing",
   "GET /api/VlmMad/Ping": "VlmMadPing",
   "POST /api/AuthorityRvdm/AddWorkItemCreate": "AddWorkItemCreate",
+  "POST /api/AuthorityRvdm/AddWorkItemCreateBulk": "AddWorkItemCreateBulk",
   "GET /api/AuthorityRvdm/WorkItem/{workItemId}": "GetWorkItem",
   "DELETE /api/AuthorityRvdm/WorkItem/{workItemId}": "CancelWorkItem",
   "GET /api/AuthorityRvdm/WorkBatch/{workBatchId}": "GetWorkBatch",
@@ -83,6 +84,14 @@ for (const backend of await availableBackends()) {
       assert.deepEqual(op("POST /api/Webhooks/Deliveries/{deliveryId}/Redeliver").responses["202"]!.content!["application/json"]!.schema, ref("WebhookDelivery"));
       const delivery = doc.components.schemas.WebhookDelivery as { properties: Record<string, Record<string, unknown>> };
       assert.deepEqual(delivery.properties.attempts, { type: "array", items: ref("WebhookDeliveryAttempt"), description: "every attempt so far, oldest first" });
+      const bulk = op("POST /api/AuthorityRvdm/AddWorkItemCreateBulk");
+      assert.deepEqual(bulk.requestBody!.content["application/json"]!.schema, ref("AuthorityRvdmWorkItemCreateBulk"));
+      assert.deepEqual(bulk.responses["200"]!.content!["application/json"]!.schema, ref("WorkItemBulkResults"));
+      const bulkBody = doc.components.schemas.AuthorityRvdmWorkItemCreateBulk as { properties: { items: { items: unknown; minItems: number; maxItems: number } } };
+      assert.deepEqual(bulkBody.properties.items.items, ref("AuthorityRvdmWorkItemCreate"), "each item is the single add's body");
+      assert.deepEqual([bulkBody.properties.items.minItems, bulkBody.properties.items.maxItems], [1, 1000]);
+      const results = doc.components.schemas.WorkItemBulkResults as { properties: { results: { items: { anyOf: unknown[] } } } };
+      assert.deepEqual(results.properties.results.items.anyOf, [ref("WorkItemBulkAdded"), ref("WorkItemBulkRefused")]);
       const body = doc.components.schemas.AuthorityRvdmWorkItemCreate!;
       assert.deepEqual((body.properties as Record<string, unknown>).productName, ref("TranslationObject"));
       // Open to extra translation objects without an index signature every named field must fit.
@@ -117,6 +126,10 @@ for (const backend of await availableBackends()) {
       assert.ok(add.responses["200"]!.headers?.["Idempotency-Replayed"]);
       assert.ok(add.responses["409"]!.headers?.["Retry-After"]);
       for (const status of ["413", "415", "422"]) assert.ok(add.responses[status], `AddWorkItemCreate documents ${status}`);
+      const bulk = operations.find(([n]) => n === "POST /api/AuthorityRvdm/AddWorkItemCreateBulk")![1];
+      assert.ok(bulk.responses["200"]!.headers?.["Idempotency-Replayed"]);
+      assert.ok(bulk.responses["409"]!.headers?.["Retry-After"]);
+      for (const status of ["400", "413", "415", "422", "429"]) assert.ok(bulk.responses[status], `AddWorkItemCreateBulk documents ${status}`);
       const login = operations.find(([n]) => n === "POST /api/Login/Authenticate")![1];
       assert.ok(login.responses["429"]!.headers?.["Retry-After"]);
     });

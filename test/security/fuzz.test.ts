@@ -30,6 +30,7 @@ const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.en
 const RUNS = { bodies: 5000, paths: 2000, queries: 1500, headers: 1500, socket: 600 };
 
 const ADD = "/api/AuthorityRvdm/AddWorkItemCreate";
+const BULK = "/api/AuthorityRvdm/AddWorkItemCreateBulk";
 const LOGIN = "/api/Login/Authenticate";
 
 type Answer = { status: number; headers: Record<string, string | string[] | number | undefined>; body: string };
@@ -79,6 +80,13 @@ for (const [index, backend] of backends.entries()) {
         if (answer.status === 405) assert.ok(answer.headers.allow, `405 without Allow: ${where()}`);
         if (answer.status === 429 || answer.status === 503) assert.ok(answer.headers["retry-after"], where());
         assert.deepEqual(now, rows, `a refused request stored something: ${where()}`);
+      } else if (answer.status === 200 && path.toLowerCase().startsWith(BULK.toLowerCase())) {
+        const { results } = JSON.parse(answer.body) as { results: Array<{ index: number; workItemId?: number; status?: number }> };
+        assert.deepEqual(results.map((r) => r.index), results.map((_, i) => i), `results in request order: ${where()}`);
+        const stored = results.filter((r) => r.workItemId !== undefined);
+        assert.ok(stored.every((r) => Number.isSafeInteger(r.workItemId) && r.workItemId! > 0), where());
+        const replayed = answer.headers["idempotency-replayed"] === "true";
+        assert.equal(now.workItems, rows.workItems + (replayed ? 0 : stored.length), `a 200 bulk add stores exactly the items it names: ${where()}`);
       } else if (answer.status === 200 && path.toLowerCase().startsWith(ADD.toLowerCase())) {
         const key = JSON.parse(answer.body) as { workItemId: number };
         assert.ok(Number.isSafeInteger(key.workItemId) && key.workItemId > 0, where());
@@ -99,6 +107,7 @@ for (const [index, backend] of backends.entries()) {
     const jsonRoutes = () => operations.filter((operation) => operation.jsonBody && operation.method !== "GET");
     const baseBody = (operation: ApiOperation): Record<string, unknown> => {
       if (operation.path === ADD) return validWorkItem();
+      if (operation.path === BULK) return { items: [validWorkItem(), validWorkItem({ plannedLoad: -1 }), validWorkItem({ customerReference: "second" })] };
       if (operation.path === LOGIN) return { apiKey: tenant.apiKey, secret: tenant.secret };
       return exampleBody(operation) as Record<string, unknown>;
     };

@@ -11,6 +11,7 @@ import { head, openRaw, rawRequest, type RawResponse } from "../helpers/raw-http
 import { createTestApp, type TestApp, type Tenant } from "../helpers/test-app.ts";
 
 const ADD = "/api/AuthorityRvdm/AddWorkItemCreate";
+const BULK = "/api/AuthorityRvdm/AddWorkItemCreateBulk";
 const LOGIN = "/api/Login/Authenticate";
 
 function assertProblem(response: RawResponse, status: number): Record<string, unknown> {
@@ -35,7 +36,7 @@ for (const backend of await availableBackends()) {
     });
     after(() => t.close());
 
-    for (const [name, path, auth] of [["login", LOGIN, false], ["AddWorkItemCreate", ADD, true]] as const) {
+    for (const [name, path, auth] of [["login", LOGIN, false], ["AddWorkItemCreate", ADD, true], ["AddWorkItemCreateBulk", BULK, true]] as const) {
       test(`${name}: a 50 MB Content-Length gets 413 before the body is sent`, async () => {
         const before = await t.countRows();
         const exchange = openRaw(

@@ -9,7 +9,7 @@ import { after, before, describe, test } from "node:test";
 import { WORK_TYPE_AUTHORITY_RVDM } from "../../src/domain/views.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { AlreadyExistsError } from "../../src/store/errors.ts";
-import type { AddWorkItemOutcome, NewWorkItem, Store } from "../../src/store/store.ts";
+import type { AddWorkItemOutcome, AddWorkItemsOutcome, NewWorkItem, NewWorkItems, Store, WorkItemFields } from "../../src/store/store.ts";
 import { availableBackends, countRows } from "../helpers/backends.ts";
 import type { StoreLocation } from "../../src/config.ts";
 import { recordStoreStatements } from "../helpers/statement-recorder.ts";
@@ -31,6 +31,22 @@ function newItem(companyId: number, overrides: Partial<NewWorkItem> = {}): NewWo
     ...overrides,
   };
 }
+
+function newItems(companyId: number, references: string[], overrides: Partial<NewWorkItems> = {}): NewWorkItems {
+  const items: WorkItemFields[] = references.map((reference) => ({
+    customerReference: reference,
+    documentReference: null,
+    webhookUrl: null,
+    request: { customerReference: reference, plannedLoad: 2 },
+    deadlineAt: null,
+  }));
+  return { companyId, workType: WORK_TYPE_AUTHORITY_RVDM, batchMaxItems: 1000, items, ...overrides };
+}
+
+const createdMany = (outcome: AddWorkItemsOutcome) => {
+  assert.equal(outcome.kind, "created", JSON.stringify(outcome));
+  return (outcome as Extract<AddWorkItemsOutcome, { kind: "created" }>).keys;
+};
 
 const created = (outcome: AddWorkItemOutcome) => {
   assert.equal(outcome.kind, "created", JSON.stringify(outcome));
@@ -253,6 +269,93 @@ for (const backend of await availableBackends()) {
         assert.equal(new Set(outcomes.map((o) => ("key" in o ? o.key.workItemId : 0))).size, 1);
         assert.equal((await store.listWorkItems(2, { limit: 20, customerReference: `race-${round}` })).length, 1);
       }
+    });
+
+    test("addWorkItems stores every item in order, New, filling the Open batch and rolling over", async () => {
+      await store.createCompany({ companyId: 40, name: "Bulk" });
+      const first = created(await store.addWorkItem(newItem(40, { customerReference: "before", batchMaxItems: 3 })));
+      const references = ["b0", "b1", "b2", "b3", "b4", "b5", "b6"];
+      const keys = createdMany(await store.addWorkItems(newItems(40, references, { batchMaxItems: 3 })));
+      assert.equal(keys.length, 7);
+      assert.deepEqual(keys.map((k) => k.workItemId), [...keys.map((k) => k.workItemId)].sort((a, b) => a - b), "ids ascend in request order");
+      const batchIds = [...new Set(keys.map((k) => k.workBatchId))];
+      assert.equal(batchIds[0], first.workBatchId, "the first items fill the Open batch");
+      assert.deepEqual(batchIds.map((id) => keys.filter((k) => k.workBatchId === id).length), [2, 3, 2], "then it rolls over, twice");
+      const batches = await Promise.all(batchIds.map((id) => twin.getWorkBatch(40, id)));
+      assert.deepEqual(batches.map((b) => [b?.status, b?.counts.new]), [["Closed", 3], ["Closed", 3], ["Open", 2]]);
+      for (const [index, key] of keys.entries()) {
+        const item = await twin.getWorkItem(40, key.workItemId);
+        assert.equal(item?.customerReference, references[index]);
+        assert.equal(item?.status, "New");
+        assert.equal(item?.workBatchId, key.workBatchId);
+      }
+      const after = created(await store.addWorkItem(newItem(40, { batchMaxItems: 3 })));
+      assert.equal(after.workBatchId, batchIds[2], "a single add after it goes on in the same Open batch");
+      assert.equal(await store.getWorkItem(41, keys[0]!.workItemId), undefined, "another company's id is not found");
+    });
+
+    test("addWorkItems: all or nothing; a failing bulk fails alone, next to single adds", async () => {
+      const rows = await countRows(where);
+      await assert.rejects(store.addWorkItems(newItems(888_893, ["x", "y"])));
+      assert.deepEqual(await countRows(where), rows, "a failed bulk stores nothing");
+      // 888_893 ≡ 5 modulo the lane counts (see above): the calls share a lane and a writer group.
+      const calls = [store.addWorkItem(newItem(5, { customerReference: "beside-1" })), store.addWorkItems(newItems(888_893, ["z"])), store.addWorkItems(newItems(5, ["beside-2", "beside-3"]))];
+      const results = await Promise.allSettled(calls);
+      assert.deepEqual(results.map((r) => r.status), ["fulfilled", "rejected", "fulfilled"]);
+      for (const reference of ["beside-1", "beside-2", "beside-3"]) assert.equal((await store.listWorkItems(5, { limit: 10, customerReference: reference })).length, 1, reference);
+    });
+
+    test("addWorkItems idempotency: the whole answer replays; another body, or a single add's key, is keyReused", async () => {
+      await store.createCompany({ companyId: 42, name: "Bulk keys" });
+      const refused = [{ index: 1, errors: { plannedLoad: ["must be ≥ 0"] } }];
+      const idem = (key: string, requestHash: string, retentionSeconds = 86_400) => ({ key, requestHash, retentionSeconds, refused });
+      const keys = createdMany(await store.addWorkItems(newItems(42, ["k0", "k2"], { idempotency: idem("bulk-1", "bh1") })));
+      const rows = await countRows(where);
+      assert.deepEqual(await twin.addWorkItems(newItems(42, ["k0", "k2"], { idempotency: idem("bulk-1", "bh1") })), { kind: "replayed", keys, refused });
+      assert.deepEqual(await store.addWorkItems(newItems(42, ["other"], { idempotency: idem("bulk-1", "bh2") })), { kind: "keyReused" });
+      assert.deepEqual(await store.addWorkItem(newItem(42, { idempotency: { key: "bulk-1", requestHash: "bh1", retentionSeconds: 86_400 } })), { kind: "keyReused" });
+      assert.deepEqual(await countRows(where), rows, "neither a replay nor a reuse stores anything");
+
+      created(await store.addWorkItem(newItem(42, { idempotency: { key: "single-1", requestHash: "sh1", retentionSeconds: 86_400 } })));
+      assert.deepEqual(await store.addWorkItems(newItems(42, ["x"], { idempotency: idem("single-1", "sh1") })), { kind: "keyReused" });
+
+      // Nothing to store but the answer (every item refused): the key keeps it.
+      assert.deepEqual(await store.addWorkItems(newItems(42, [], { idempotency: idem("bulk-empty", "bh3") })), { kind: "created", keys: [] });
+      assert.deepEqual(await twin.addWorkItems(newItems(42, [], { idempotency: idem("bulk-empty", "bh3") })), { kind: "replayed", keys: [], refused });
+
+      // Expired (retention 0): the key is free again.
+      const renewed = createdMany(await store.addWorkItems(newItems(42, ["again"], { idempotency: idem("bulk-1", "bh9", 0) })));
+      assert.notDeepEqual(renewed, keys);
+      assert.deepEqual(await store.addWorkItems(newItems(42, ["again"], { idempotency: idem("bulk-1", "bh9") })), { kind: "replayed", keys: renewed, refused });
+    });
+
+    test("addWorkItems idempotency raced from two instances stores the items once", async () => {
+      await store.createCompany({ companyId: 43, name: "Bulk race" });
+      for (const round of [1, 2]) {
+        const references = [`race-${round}-a`, `race-${round}-b`, `race-${round}-c`];
+        const idempotency = { key: `bulk-race-${round}`, requestHash: "same", retentionSeconds: 60, refused: [] };
+        const outcomes = await Promise.all(Array.from({ length: 6 }, (_, i) => (i % 2 === 0 ? store : twin).addWorkItems(newItems(43, references, { idempotency }))));
+        assert.equal(outcomes.filter((o) => o.kind === "created").length, 1, JSON.stringify(outcomes));
+        assert.ok(outcomes.every((o) => o.kind === "created" || o.kind === "replayed"));
+        assert.equal(new Set(outcomes.map((o) => JSON.stringify("keys" in o ? o.keys : []))).size, 1, "every answer names the same items");
+        for (const reference of references) assert.equal((await store.listWorkItems(43, { limit: 20, customerReference: reference })).length, 1);
+      }
+    });
+
+    test("bulk and single adds of one company racing from two instances keep one Open batch, batches exactly full", async () => {
+      await store.createCompany({ companyId: 44, name: "Bulk mix" });
+      const calls = Array.from({ length: 40 }, (_, i) => {
+        const on = i % 2 === 0 ? store : twin;
+        return i % 4 === 0
+          ? on.addWorkItems(newItems(44, Array.from({ length: 9 }, (_, j) => `mix-${i}-${j}`), { batchMaxItems: 7 })).then(createdMany)
+          : on.addWorkItem(newItem(44, { customerReference: `mix-${i}`, batchMaxItems: 7 })).then((outcome) => [created(outcome)]);
+      });
+      const keys = (await Promise.all(calls)).flat();
+      assert.equal(keys.length, 10 * 9 + 30);
+      assert.equal(new Set(keys.map((k) => k.workItemId)).size, keys.length);
+      const batches = await Promise.all([...new Set(keys.map((k) => k.workBatchId))].map((id) => store.getWorkBatch(44, id)));
+      assert.equal(batches.filter((b) => b?.status === "Open").length, 1);
+      assert.ok(batches.filter((b) => b?.status === "Closed").every((b) => b?.counts.new === 7), "closed batches are exactly full");
     });
 
     test("what the tests count is there: every table", async () => {

@@ -4,7 +4,7 @@
  * generated server keys, closing).
  */
 import type { DatabasePort } from "../port.ts";
-import type { AddWorkItemOutcome, NewWorkItem, Store, StoreFlags } from "../store.ts";
+import type { AddWorkItemOutcome, AddWorkItemsOutcome, NewWorkItem, NewWorkItems, Store, StoreFlags } from "../store.ts";
 import { accountOperations } from "./accounts.ts";
 import { botOperations } from "./bot.ts";
 import { eventOperations } from "./events.ts";
@@ -21,6 +21,8 @@ export interface Backend {
   /** Intake's fast path: group commit, durable before it resolves. */
   addWorkItem(input: NewWorkItem): Promise<AddWorkItemOutcome>;
   getOrCreateServerKey: Store["getOrCreateServerKey"];
+  /** A bulk add through the same fast path, all its items in one transaction. */
+  addWorkItems(input: NewWorkItems): Promise<AddWorkItemsOutcome>;
   /** Settles what is in flight, then closes the database. */
   close(): Promise<void>;
 }
@@ -34,6 +36,7 @@ export function createSqlStore(backend: Backend): Store {
     close: () => backend.close(),
     addWorkItem: (input) => backend.addWorkItem(input),
     getOrCreateServerKey: (name, candidate) => backend.getOrCreateServerKey(name, candidate),
+    addWorkItems: (input) => backend.addWorkItems(input),
     ...accountOperations(db),
     ...workItemOperations(db),
     ...botOperations(db),

@@ -5,9 +5,14 @@
  * costs one round trip and one WAL flush, one item's failure fails only its own call, and a
  * failed commit fails every call of the group. Up to four groups run at once on different
  * connections; a company always uses the same lane (see group-commit.ts).
+ *
+ * addWorkItems (a bulk add) takes the same lane as its company's single adds, as a group of its
+ * own: ONE statement, `wia_add_work_item_bulk` (migrations/0008), one transaction for all its
+ * items.
  */
+import { decodeBulkAnswer } from "../core/bulk-answer.ts";
 import { StoreUnavailableError } from "../errors.ts";
-import type { AddWorkItemOutcome, NewWorkItem } from "../store.ts";
+import type { AddWorkItemOutcome, AddWorkItemsOutcome, NewWorkItem, NewWorkItems } from "../store.ts";
 import type { DatabasePort } from "../port.ts";
 import { isRetryableSqlState } from "./errors.ts";
 import { GroupCommitter, type GroupResult } from "./group-commit.ts";
@@ -29,8 +34,71 @@ interface AddRow {
   failure_message: string | null;
 }
 
-export function createAppender(db: DatabasePort, lanes: number): GroupCommitter<NewWorkItem, AddWorkItemOutcome> {
-  return new GroupCommitter({ lanes, maxGroupSize: MAX_GROUP_SIZE, laneKey: (input) => input.companyId, runGroup: (inputs) => appendGroup(db, inputs) });
+/** The intake of one process: single adds grouped, each bulk add a group of its own, per company lane. */
+export interface Appender {
+  add(input: NewWorkItem): Promise<AddWorkItemOutcome>;
+  addMany(input: NewWorkItems): Promise<AddWorkItemsOutcome>;
+  /** Resolves once every call made so far has settled. */
+  drain(): Promise<void>;
+}
+
+type Call = { kind: "one"; input: NewWorkItem } | { kind: "many"; input: NewWorkItems };
+type Answer = { kind: "one"; outcome: AddWorkItemOutcome } | { kind: "many"; outcome: AddWorkItemsOutcome };
+
+export function createAppender(db: DatabasePort, lanes: number): Appender {
+  const committer = new GroupCommitter<Call, Answer>({
+    lanes,
+    maxGroupSize: MAX_GROUP_SIZE,
+    laneKey: (call) => call.input.companyId,
+    alone: (call) => call.kind === "many",
+    runGroup: async (calls) => {
+      const [first] = calls;
+      if (first?.kind === "many") return [{ outcome: { kind: "many", outcome: await appendBulk(db, first.input) } }];
+      const singles = calls.flatMap((call) => (call.kind === "one" ? [call.input] : []));
+      return (await appendGroup(db, singles)).map((result) => ("outcome" in result ? { outcome: { kind: "one", outcome: result.outcome } } : result));
+    },
+  });
+  return {
+    async add(input) {
+      const answer = await committer.submit({ kind: "one", input });
+      if (answer.kind !== "one") throw new Error("group commit answered a single add with a bulk outcome");
+      return answer.outcome;
+    },
+    async addMany(input) {
+      const answer = await committer.submit({ kind: "many", input });
+      if (answer.kind !== "many") throw new Error("group commit answered a bulk add with a single outcome");
+      return answer.outcome;
+    },
+    drain: () => committer.drain(),
+  };
+}
+
+async function appendBulk(db: DatabasePort, input: NewWorkItems): Promise<AddWorkItemsOutcome> {
+  const { items, idempotency } = input;
+  let row: { outcome: "created" | "replayed" | "keyReused"; answer: unknown } | undefined;
+  try {
+    row = await db.one(POSTGRES_SQL.addWorkItemBulk, [
+      input.companyId,
+      input.workType,
+      input.batchMaxItems,
+      items.map((item) => item.customerReference),
+      items.map((item) => item.documentReference),
+      items.map((item) => item.webhookUrl),
+      items.map((item) => JSON.stringify(item.request)),
+      items.map((item) => item.deadlineAt ?? null),
+      idempotency?.key ?? null,
+      idempotency?.requestHash ?? null,
+      idempotency?.retentionSeconds ?? null,
+      JSON.stringify(idempotency?.refused ?? []),
+    ]);
+  } catch (error) {
+    // As for a group of single adds: a broken connection leaves the commit unknown.
+    throw error instanceof StoreUnavailableError ? new StoreUnavailableError("PostgreSQL did not confirm the commit", { cause: error }) : error;
+  }
+  if (!row) throw new Error("wia_add_work_item_bulk returned no row");
+  if (row.outcome === "keyReused") return { kind: "keyReused" };
+  const answer = decodeBulkAnswer(row.answer);
+  return row.outcome === "replayed" ? { kind: "replayed", ...answer } : { kind: "created", keys: answer.keys };
 }
 
 async function appendGroup(db: DatabasePort, inputs: NewWorkItem[]): Promise<Array<GroupResult<AddWorkItemOutcome>>> {
@@ -70,6 +138,8 @@ function toResult(row: AddRow): GroupResult<AddWorkItemOutcome> {
   switch (row.outcome) {
     case "created":
     case "replayed":
+      // A key with the same hash that names no item is a bulk add's (its answer is not one item).
+      if (row.item_id === null) return { outcome: { kind: "keyReused" } };
       return { outcome: { kind: row.outcome, key: { workBatchId: Number(row.batch_id), workItemId: Number(row.item_id) } } };
     case "keyReused":
       return { outcome: { kind: "keyReused" } };

@@ -6,7 +6,8 @@
  * Calls are spread over a few lanes by a key (the company): a lane runs one group at a time,
  * and lanes run in parallel on different connections. Calls of one company always share a
  * lane, so they queue in this process instead of fighting over the same Open batch row lock;
- * other companies are not held up behind them.
+ * other companies are not held up behind them. A call that is a transaction's worth on its own
+ * (a bulk add) runs as a group of its own, in its turn in the lane.
  */
 
 export type GroupResult<O> = { outcome: O } | { error: unknown };
@@ -16,6 +17,8 @@ export interface GroupCommitOptions<I, O> {
   /** Most calls per group; the rest wait for the next group of their lane. */
   maxGroupSize: number;
   laneKey: (input: I) => number;
+  /** A call that forms a group on its own; default none. */
+  alone?: (input: I) => boolean;
   /** Runs one group; returns one result per input in order, or throws to fail them all. */
   runGroup: (inputs: I[]) => Promise<Array<GroupResult<O>>>;
 }
@@ -57,9 +60,19 @@ export class GroupCommitter<I, O> {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
+  /** How many of the calls at the head of the queue form the next group. */
+  private groupSize(pending: Array<Job<I, O>>): number {
+    const { alone, maxGroupSize } = this.options;
+    if (!alone) return maxGroupSize;
+    if (alone(pending[0]!.input)) return 1;
+    let size = 1;
+    while (size < maxGroupSize && size < pending.length && !alone(pending[size]!.input)) size++;
+    return size;
+  }
+
   private async run(lane: Lane<I, O>): Promise<void> {
     while (lane.pending.length > 0) {
-      const jobs = lane.pending.splice(0, this.options.maxGroupSize);
+      const jobs = lane.pending.splice(0, this.groupSize(lane.pending));
       let results: Array<GroupResult<O>>;
       try {
         results = await this.options.runGroup(jobs.map((job) => job.input));

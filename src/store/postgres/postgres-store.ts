@@ -5,8 +5,9 @@
  * partial unique index that keeps one Open batch per company and work type).
  *
  * What is PostgreSQL's own: appends use group commit (appends.ts), concurrent calls sharing one
- * transaction with a savepoint per item; and the generated server keys (token signing, data
- * encryption) live in a table, so every process sharing the database uses the same ones.
+ * transaction with a savepoint per item, a bulk add one transaction of its own; and the generated
+ * server keys (token signing, data encryption) live in a table, so every process sharing the
+ * database uses the same ones.
  */
 import { createSqlStore } from "../core/sql-store.ts";
 import { StoreUnavailableError } from "../errors.ts";
@@ -36,7 +37,11 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     db,
     addWorkItem(input) {
       if (closing) return Promise.reject(new StoreUnavailableError("the store is closing"));
-      return adds.submit(input);
+      return adds.add(input);
+    },
+    addWorkItems(input) {
+      if (closing) return Promise.reject(new StoreUnavailableError("the store is closing"));
+      return adds.addMany(input);
     },
     async getOrCreateServerKey(name, candidate) {
       await db.run(POSTGRES_SQL.insertSigningSecret, [SERVER_KEY_ROWS[name], candidate]);

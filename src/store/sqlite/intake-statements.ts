@@ -2,26 +2,29 @@
 import type Database from "better-sqlite3";
 
 type IntakeStatementName =
-  | "findIdempotencyKey" | "deleteIdempotencyKey" | "insertIdempotencyKey" | "findOpenBatch" | "closeBatch" | "insertOpenBatch"
-  | "countBatchItem" | "setBatchItemCount" | "insertWorkItem";
+  | "findIdempotencyKey" | "deleteIdempotencyKey" | "insertIdempotencyKey" | "insertIdempotencyAnswer" | "findOpenBatch" | "closeBatch"
+  | "insertOpenBatch" | "setBatchItemCount" | "insertWorkItem";
 
 export type IntakeStatements = Record<IntakeStatementName, Database.Statement>;
 
 export function prepareIntakeStatements(db: Database.Database): IntakeStatements {
   return {
     findIdempotencyKey: db.prepare(
-      "SELECT request_hash, work_batch_id, work_item_id, created_at FROM idempotency_keys WHERE company_id = ? AND idempotency_key = ?",
+      "SELECT request_hash, work_batch_id, work_item_id, response, created_at FROM idempotency_keys WHERE company_id = ? AND idempotency_key = ?",
     ),
     deleteIdempotencyKey: db.prepare("DELETE FROM idempotency_keys WHERE company_id = ? AND idempotency_key = ?"),
     insertIdempotencyKey: db.prepare(
       "INSERT INTO idempotency_keys (company_id, idempotency_key, request_hash, work_batch_id, work_item_id, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+    ),
+    /** A bulk add's key: it names the whole answer (core/bulk-answer.ts), not one item. */
+    insertIdempotencyAnswer: db.prepare(
+      "INSERT INTO idempotency_keys (company_id, idempotency_key, request_hash, response, created_at) VALUES (?, ?, ?, ?, ?)",
     ),
     findOpenBatch: db.prepare("SELECT work_batch_id, item_count FROM work_batches WHERE company_id = ? AND work_type = ? AND status = 'Open'"),
     closeBatch: db.prepare("UPDATE work_batches SET status = 'Closed', closed_at = ? WHERE company_id = ? AND work_batch_id = ? AND status = 'Open'"),
     insertOpenBatch: db.prepare(
       "INSERT INTO work_batches (company_id, work_type, status, created_at) VALUES (?, ?, 'Open', ?) RETURNING work_batch_id, item_count",
     ),
-    countBatchItem: db.prepare("UPDATE work_batches SET item_count = item_count + 1 WHERE company_id = ? AND work_batch_id = ?"),
     setBatchItemCount: db.prepare("UPDATE work_batches SET item_count = ? WHERE company_id = ? AND work_batch_id = ?"),
     // Positional parameters and lastInsertRowid instead of named ones and RETURNING: this runs
     // once per stored item, and both cost measurably more in the writer thread.

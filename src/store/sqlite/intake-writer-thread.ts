@@ -10,13 +10,18 @@
  */
 import { parentPort, receiveMessageOnPort, workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
-import { createIntake, type IntakeJob } from "./intake-sql.ts";
+import { createIntake, itemsOf, type IntakeBulkJob, type IntakeJob } from "./intake-sql.ts";
 import { applyConnectionPragmas } from "./pragmas.ts";
 
-/** Items per transaction at most; what is left waits for the next one. */
+/**
+ * Items per transaction at most; what is left waits for the next one. A message is never split,
+ * so a bulk add of up to 1,000 items is one transaction, with whatever came before it.
+ */
 const MAX_GROUP = 1000;
 
-type Message = { id: number; jobs: IntakeJob[] } | { close: true };
+type Message = { id: number; jobs: Array<IntakeJob | IntakeBulkJob> } | { close: true };
+
+const itemsIn = (jobs: Array<IntakeJob | IntakeBulkJob>) => jobs.reduce((sum, job) => sum + itemsOf(job), 0);
 
 const port = parentPort!;
 const db = new Database((workerData as { path: string }).path);
@@ -31,7 +36,7 @@ function shutdown(): void {
 port.on("message", (first: Message) => {
   if ("close" in first) return shutdown();
   const parts = [first];
-  let size = first.jobs.length;
+  let size = itemsIn(first.jobs);
   let closing = false;
   while (size < MAX_GROUP) {
     const next = receiveMessageOnPort(port) as { message: Message } | undefined;
@@ -41,7 +46,7 @@ port.on("message", (first: Message) => {
       break;
     }
     parts.push(next.message);
-    size += next.message.jobs.length;
+    size += itemsIn(next.message.jobs);
   }
   const jobs = parts.length === 1 ? first.jobs : parts.flatMap((part) => part.jobs);
   const started = performance.now();
@@ -51,7 +56,7 @@ port.on("message", (first: Message) => {
     port.postMessage({
       parts: parts.map((part) => ({ id: part.id, results: results.slice(offset, (offset += part.jobs.length)) })),
       commitMs: performance.now() - started,
-      size: jobs.length,
+      size,
     });
   } catch (error) {
     const cause = (error as Error).cause as { message?: string; code?: string } | undefined;

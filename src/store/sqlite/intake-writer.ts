@@ -9,18 +9,20 @@
  * the commit of its group.
  */
 import { Worker } from "node:worker_threads";
+import { decodeBulkAnswer } from "../core/bulk-answer.ts";
 import { StoreUnavailableError } from "../errors.ts";
-import type { AddWorkItemOutcome, NewWorkItem } from "../store.ts";
-import type { IntakeJob, IntakeResult } from "./intake-sql.ts";
+import type { AddWorkItemOutcome, AddWorkItemsOutcome, NewWorkItem, NewWorkItems, WorkItemFields } from "../store.ts";
+import type { IntakeBulkJob, IntakeBulkResult, IntakeItem, IntakeJob, IntakeResult } from "./intake-sql.ts";
 
 interface Pending {
-  job: IntakeJob;
-  resolve: (outcome: AddWorkItemOutcome) => void;
+  job: IntakeJob | IntakeBulkJob;
+  /** Settles the caller's promise with the writer's result for this job. */
+  settle: (result: IntakeResult | IntakeBulkResult) => void;
   reject: (error: unknown) => void;
 }
 
 type Reply =
-  | { parts: Array<{ id: number; results: IntakeResult[] }>; commitMs: number; size: number }
+  | { parts: Array<{ id: number; results: Array<IntakeResult | IntakeBulkResult> }>; commitMs: number; size: number }
   | { ids: number[]; failed: { message: string; code: string | undefined } };
 
 /** Group sizes seen so far: how many commits served how many items, and how long they took. */
@@ -34,7 +36,7 @@ export interface GroupCommitStats {
   commitMs: number[];
 }
 
-/** An item the writer refused on its own (the rest of its group was stored). */
+/** A job the writer refused on its own (the rest of its group was stored). */
 export class IntakeItemError extends Error {
   override name = "IntakeItemError";
   constructor(
@@ -75,20 +77,52 @@ export class IntakeWriter {
   }
 
   add(input: NewWorkItem): Promise<AddWorkItemOutcome> {
-    if (this.closed || this.broken) return Promise.reject(new StoreUnavailableError("the intake writer is not running", { cause: this.broken }));
     const job: IntakeJob = {
       companyId: input.companyId,
       workType: input.workType,
-      customerReference: input.customerReference,
-      documentReference: input.documentReference,
-      webhookUrl: input.webhookUrl,
-      requestJson: JSON.stringify(input.request),
       batchMaxItems: input.batchMaxItems,
-      deadlineAt: input.deadlineAt ?? null,
+      ...intakeItem(input),
       ...(input.idempotency ? { idempotency: input.idempotency } : {}),
     };
+    return this.enqueue(job, (result) => {
+      if (result.kind === "error") throw new IntakeItemError(result.message, result.code);
+      if (result.kind === "keyReused") return { kind: "keyReused" };
+      if (!("workItemId" in result)) throw new Error("the intake writer answered a single add with a bulk result");
+      return { kind: result.kind, key: { workBatchId: result.workBatchId, workItemId: result.workItemId } };
+    });
+  }
+
+  /** A bulk add: one job, so its items are committed in one transaction or not at all. */
+  addMany(input: NewWorkItems): Promise<AddWorkItemsOutcome> {
+    const { idempotency } = input;
+    const job: IntakeBulkJob = {
+      companyId: input.companyId,
+      workType: input.workType,
+      batchMaxItems: input.batchMaxItems,
+      items: input.items.map(intakeItem),
+      refusedJson: JSON.stringify(idempotency?.refused ?? []),
+      ...(idempotency ? { idempotency: { key: idempotency.key, requestHash: idempotency.requestHash, retentionSeconds: idempotency.retentionSeconds } } : {}),
+    };
+    return this.enqueue(job, (result) => {
+      if (result.kind === "error") throw new IntakeItemError(result.message, result.code);
+      if (result.kind === "keyReused") return { kind: "keyReused" };
+      if (result.kind === "replayed" && "answer" in result) return { kind: "replayed", ...decodeBulkAnswer(result.answer) };
+      if (!("keys" in result)) throw new Error("the intake writer answered a bulk add with a single result");
+      return { kind: "created", keys: result.keys.map(([workBatchId, workItemId]) => ({ workBatchId, workItemId })) };
+    });
+  }
+
+  private enqueue<O>(job: IntakeJob | IntakeBulkJob, outcome: (result: IntakeResult | IntakeBulkResult) => O): Promise<O> {
+    if (this.closed || this.broken) return Promise.reject(new StoreUnavailableError("the intake writer is not running", { cause: this.broken }));
     return new Promise((resolve, reject) => {
-      this.queue.push({ job, resolve, reject });
+      const settle = (result: IntakeResult | IntakeBulkResult) => {
+        try {
+          resolve(outcome(result));
+        } catch (error) {
+          reject(error);
+        }
+      };
+      this.queue.push({ job, settle, reject });
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => {
@@ -140,12 +174,7 @@ export class IntakeWriter {
       for (const { id, results } of reply.parts) {
         const group = this.inFlight.get(id) ?? [];
         this.inFlight.delete(id);
-        results.forEach((result, index) => {
-          const pending = group[index]!;
-          if (result.kind === "error") pending.reject(new IntakeItemError(result.message, result.code));
-          else if (result.kind === "keyReused") pending.resolve({ kind: "keyReused" });
-          else pending.resolve({ kind: result.kind, key: { workBatchId: result.workBatchId, workItemId: result.workItemId } });
-        });
+        results.forEach((result, index) => group[index]!.settle(result));
       }
     }
     if (this.inFlight.size === 0) {
@@ -171,4 +200,14 @@ export class IntakeWriter {
     this.stats.largest = Math.max(this.stats.largest, size);
     this.stats.sizes[Math.min(size, this.stats.sizes.length - 1)]! += 1;
   }
+}
+
+function intakeItem(fields: WorkItemFields): IntakeItem {
+  return {
+    customerReference: fields.customerReference,
+    documentReference: fields.documentReference,
+    webhookUrl: fields.webhookUrl,
+    requestJson: JSON.stringify(fields.request),
+    deadlineAt: fields.deadlineAt ?? null,
+  };
 }

@@ -39,6 +39,7 @@ export function openSqliteStore(path: string): SqliteStore {
     flags: SQLITE_FLAGS,
     db: port,
     addWorkItem: (input) => intake.add(input),
+    addWorkItems: (input) => intake.addMany(input),
     getOrCreateServerKey: async (name, candidate) => serverKeyFile(join(dirname(path), SERVER_KEY_FILES[name]), candidate),
     async close() {
       await intake.close();

@@ -2,18 +2,18 @@
  * POST /api/AuthorityRvdm/AddWorkItemCreate: append one Authority RVDM "create" work item to the
  * company's Open batch (SPEC §4), optionally idempotent through the Idempotency-Key header.
  */
-import { createHash } from "node:crypto";
 import { Type, type Static } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../app-context.ts";
 import { BatchKey, WORK_TYPE_AUTHORITY_RVDM } from "../../domain/views.ts";
-import { ApiError } from "../../errors.ts";
+import { ApiError, type FieldErrors } from "../../errors.ts";
 import { createCanonicalizer } from "../../http/compat.ts";
+import type { WorkItemFields } from "../../store/store.ts";
 import { checkWebhookTarget } from "../../webhooks/address-guard.ts";
+import { hashBody, holdingIdempotencyKey, IdempotencyHeaders, IdempotencyReplayedHeader, idempotencyRecord, keyReused } from "../shared/idempotency.ts";
 import { guardedResponses } from "../shared/problem-schema.ts";
 import { BooleanTranslationObject, ExtraTranslationObject, TranslationObject } from "../shared/translation-object.ts";
 import { deadlineFor, toUtcIso } from "../../domain/deadline.ts";
-import { IDEMPOTENCY_RETENTION_SECONDS } from "../../retention/idempotency-sweep.ts";
 
 
 /** References are stored as text columns, which in PostgreSQL cannot hold U+0000 or a lone surrogate. */
@@ -72,32 +72,17 @@ export const AuthorityRvdmWorkItemCreate = Type.Object(
 );
 export type AuthorityRvdmWorkItemCreate = Static<typeof AuthorityRvdmWorkItemCreate>;
 
-const IdempotencyHeaders = Type.Object({
-  "idempotency-key": Type.Optional(
-    Type.String({ minLength: 1, maxLength: 255, description: "retry-safe submission: the same key and body within 24 h returns the first answer" }),
-  ),
-});
-
 const canonicalize = createCanonicalizer(AuthorityRvdmWorkItemCreate);
 
 /** The 200: the batch key, and the header that says it is the first answer again. */
 const AddedResponse = {
   description: "where the item landed",
-  headers: {
-    "Idempotency-Replayed": {
-      type: "string",
-      enum: ["true"],
-      description: "`true` when this is the first answer to an earlier request with the same Idempotency-Key and body; nothing new was stored",
-    },
-  },
+  headers: IdempotencyReplayedHeader,
   content: { "application/json": { schema: BatchKey, example: { workBatchId: 17, workItemId: 4711 } } },
 };
 
 export function register(app: FastifyInstance, ctx: AppContext): void {
-  /** Keys whose first request is still being committed in this process. */
-  const inFlight = new Set<string>();
-
-  app.post<{ Body: AuthorityRvdmWorkItemCreate; Headers: Static<typeof IdempotencyHeaders> }>("/api/AuthorityRvdm/AddWorkItemCreate", {
+  app.post<{ Body: AuthorityRvdmWorkItemCreate; Headers: IdempotencyHeaders }>("/api/AuthorityRvdm/AddWorkItemCreate", {
     schema: {
       summary: "Add one Authority RVDM create work item to the company's open batch",
       operationId: "AddWorkItemCreate",
@@ -113,38 +98,24 @@ export function register(app: FastifyInstance, ctx: AppContext): void {
     handler: async (request, reply) => {
       const { companyId } = request.tenant;
       const body = normalizeWorkItem(request.body);
-      if (body.webhookUrl !== undefined) await assertPublicWebhookTarget(body.webhookUrl, ctx);
-      const key = request.headers["idempotency-key"];
-      const flightKey = key === undefined ? undefined : `${companyId}\u0000${key}`;
-      if (flightKey !== undefined) {
-        if (inFlight.has(flightKey)) {
-          throw new ApiError("IDEMPOTENCY_IN_FLIGHT", "The first request with this Idempotency-Key has not finished; retry shortly.", {
-            headers: { "retry-after": "1" },
-          });
-        }
-        inFlight.add(flightKey);
+      if (body.webhookUrl !== undefined) {
+        const errors = await webhookTargetErrors(body.webhookUrl, ctx);
+        if (errors) throw new ApiError("VALIDATION_FAILED", "See errors for every problem found in the request.", { errors });
       }
-      try {
+      const key = request.headers["idempotency-key"];
+      return holdingIdempotencyKey(ctx, companyId, key, async () => {
         const outcome = await ctx.store.addWorkItem({
           companyId,
           workType: WORK_TYPE_AUTHORITY_RVDM,
-          customerReference: body.customerReference,
-          documentReference: body.documentReference ?? null,
-          webhookUrl: body.webhookUrl ?? null,
-          request: body,
           batchMaxItems: ctx.config.batchMaxItems,
-          deadlineAt: deadlineFor(body.exportDate, ctx.config.deadline),
-          ...(key === undefined ? {} : { idempotency: { key, requestHash: hashBody(body), retentionSeconds: IDEMPOTENCY_RETENTION_SECONDS } }),
+          ...workItemFields(body, ctx),
+          ...(key === undefined ? {} : { idempotency: idempotencyRecord(key, hashBody(body)) }),
         });
-        if (outcome.kind === "keyReused") {
-          throw new ApiError("IDEMPOTENCY_KEY_REUSED", "This Idempotency-Key was first used with a different body; use a new key for a new item.");
-        }
+        if (outcome.kind === "keyReused") throw keyReused();
         if (outcome.kind === "replayed") reply.header("idempotency-replayed", "true");
         else ctx.metrics.workItemsCreated.inc({ work_type: WORK_TYPE_AUTHORITY_RVDM });
         return outcome.key;
-      } finally {
-        if (flightKey !== undefined) inFlight.delete(flightKey);
-      }
+      });
     },
   });
 }
@@ -157,26 +128,23 @@ export function normalizeWorkItem(body: AuthorityRvdmWorkItemCreate): AuthorityR
   return { ...body, exportDate: toUtcIso(body.exportDate) };
 }
 
+/** A valid, normalised body as the store keeps it, with its filing deadline (SPEC §10). */
+export function workItemFields(body: AuthorityRvdmWorkItemCreate, ctx: AppContext): WorkItemFields {
+  return {
+    customerReference: body.customerReference,
+    documentReference: body.documentReference ?? null,
+    webhookUrl: body.webhookUrl ?? null,
+    request: body,
+    deadlineAt: deadlineFor(body.exportDate, ctx.config.deadline),
+  };
+}
+
 /**
  * SSRF guard at intake (SPEC §6): a webhook target that is, or resolves to, a non-public
- * address is a 400. A host name that does not resolve right now is accepted; the dispatcher
- * checks again, after resolving, before every delivery.
+ * address is a 400 on `webhookUrl`. A host name that does not resolve right now is accepted;
+ * the dispatcher checks again, after resolving, before every delivery.
  */
-async function assertPublicWebhookTarget(url: string, ctx: AppContext): Promise<void> {
+export async function webhookTargetErrors(url: string, ctx: AppContext): Promise<FieldErrors | undefined> {
   const verdict = await checkWebhookTarget(url, { allowPrivateNetworks: ctx.config.webhookAllowPrivateNetworks });
-  if (verdict.kind === "refused") {
-    throw new ApiError("VALIDATION_FAILED", "See errors for every problem found in the request.", { errors: { webhookUrl: [verdict.reason] } });
-  }
-}
-
-/** SHA-256 of the body with keys sorted, so property order does not make a body "different". */
-function hashBody(body: unknown): string {
-  return createHash("sha256").update(stableJson(body)).digest("base64url");
-}
-
-function stableJson(value: unknown): string {
-  if (value === null || typeof value !== "object") return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map(stableJson).join(",")}]`;
-  const entries = Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${stableJson((value as Record<string, unknown>)[k])}`);
-  return `{${entries.join(",")}}`;
+  return verdict.kind === "refused" ? { webhookUrl: [verdict.reason] } : undefined;
 }

@@ -53,7 +53,7 @@ const exampleFor: Record<number, { code: ErrorCode; detail: string; errors?: Rec
   409: { code: "STATE_CONFLICT", detail: "Work item 4711 is InProgress; only a New item of an Open batch can be cancelled." },
   413: { code: "PAYLOAD_TOO_LARGE", detail: "The request body exceeds the size limit." },
   415: { code: "UNSUPPORTED_MEDIA_TYPE", detail: "Send the body as application/json." },
-  422: { code: "IDEMPOTENCY_KEY_REUSED", detail: "This Idempotency-Key was first used with a different body; use a new key for a new item." },
+  422: { code: "IDEMPOTENCY_KEY_REUSED", detail: "This Idempotency-Key was first used with a different body; use a new key for a new request." },
   429: { code: "RATE_LIMITED", detail: "Too many requests; retry after the time in Retry-After." },
   503: { code: "STORE_UNAVAILABLE", detail: "The store is unavailable; retry shortly." },
 };
