@@ -93,6 +93,9 @@ export async function runBotOnce(deps: BotDeps): Promise<BotCounts> {
       }
     });
     if ("error" in failure) throw failure.error;
+    const { submitted, succeeded, failed, retried } = counts;
+    // The operators' overview shows the last pass of any worker (SPEC §12.2).
+    await deps.store.recordBotPass({ startedAt: dueBefore, finishedAt: clock().toISOString(), submitted, succeeded, failed, retried });
     deps.events?.runFinished?.({ counts: { ...counts }, durationMs: clock().getTime() - started.getTime() });
     return counts;
   } catch (error) {

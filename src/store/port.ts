@@ -30,13 +30,15 @@ export interface Dialect {
   readonly byteOrder: string;
   /** An index hint after a table name, where the planner needs one: ` INDEXED BY <name>` or nothing. */
   indexedBy(index: string): string;
+  /** A top-level field of a JSON column, as text. */
+  jsonText(column: string, field: string): string;
 }
 
 /**
  * A backend's dialect: the row-lock clauses follow from its flags (a single writer holds the
  * whole database for a write transaction, so it has no row locks), the rest is its own text.
  */
-export function dialectFor(flags: StoreFlags, text: Pick<Dialect, "byteOrder" | "indexedBy">): Dialect {
+export function dialectFor(flags: StoreFlags, text: Pick<Dialect, "byteOrder" | "indexedBy" | "jsonText">): Dialect {
   const rowLocks = !flags.singleWriter;
   return {
     forUpdate: rowLocks ? " FOR UPDATE" : "",

@@ -16,7 +16,8 @@
  * folders hold only what differs. Backend differences are named as `StoreFlags`, never as
  * `if (postgres)` outside this folder.
  */
-import type { BatchKey, WorkBatchStatus, WorkBatchView, WorkItemError, WorkItemResult, WorkItemStatus, WorkItemView } from "../domain/views.ts";
+import type { WEBHOOK_EVENT_TYPES } from "../webhooks/event-schema.ts";
+import type { BatchKey, WorkBatchCounts, WorkBatchStatus, WorkBatchView, WorkItemError, WorkItemResult, WorkItemStatus, WorkItemView } from "../domain/views.ts";
 
 export interface StoreFlags {
   /**
@@ -191,7 +192,7 @@ export type CancelOutcome =
 /** `pending`: items wait for a retry, the lease is released until the earliest is due. */
 export type FinishBatchOutcome = "completed" | "pending" | "leaseLost";
 
-export type WebhookEventType = "workitem.submitted" | "workitem.succeeded" | "workitem.failed" | "workitem.deadline_at_risk";
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 /**
  * One event of a company's feed (SPEC §11.2), as stored in the transaction of the change that
@@ -292,6 +293,103 @@ export interface StoredWebhookSecrets {
 
 /** The server keys a store keeps when none is configured. */
 export type ServerKeyName = "jwt" | "data-encryption";
+
+
+// Operations (SPEC §12): operators see every company, so these are not tenant operations; the
+// statements that look across companies say so in core/sql-operations.ts.
+
+export type OperatorRole = "viewer" | "operator" | "admin";
+
+export interface Operator {
+  operatorId: string;
+  email: string;
+  role: OperatorRole;
+  disabled: boolean;
+  createdAt: string;
+}
+
+export interface OperatorWithHash extends Operator {
+  /** scrypt, see src/operators/passwords.ts. */
+  passwordHash: string;
+}
+
+/**
+ * Who acts, why and when: every state-changing operator call passes one, and the store writes
+ * the audit entry (and the item's timeline entry) in the transaction of the change itself.
+ */
+export interface OperatorAction {
+  operator: { operatorId: string; email: string };
+  reason: string;
+  at: string;
+}
+
+export interface CompanyOverview {
+  companyId: number;
+  name: string;
+  counts: WorkBatchCounts;
+  openBatchItems: number;
+  oldestNewAt: string | null;
+  failedLast24h: number;
+  pendingWebhookDeliveries: number;
+}
+
+export interface BotPassSummary {
+  startedAt: string;
+  finishedAt: string;
+  submitted: number;
+  succeeded: number;
+  failed: number;
+  retried: number;
+}
+
+/** An item as operators see it: the integrator's view plus the company it belongs to. */
+export type OperatorWorkItemView = WorkItemView & { companyId: number };
+
+export interface OperatorWorkItemsQuery {
+  companyId?: number;
+  status?: WorkItemStatus;
+  customerReference?: string;
+  applicationNumber?: string;
+  registrationNumber?: string;
+  deadlineBefore?: string;
+  /** Keyset: only items with a smaller id (newest first). */
+  beforeWorkItemId?: number;
+  limit: number;
+}
+
+export interface TimelineEntry {
+  at: string;
+  kind: "created" | "status" | "attempt" | "webhook" | "operator";
+  status: WorkItemStatus | null;
+  detail: string | null;
+  operator: { operatorId: string; email: string } | null;
+  reason: string | null;
+}
+
+export interface AuditEntry {
+  auditId: number;
+  at: string;
+  operator: { operatorId: string; email: string };
+  action: AuditAction;
+  target: { companyId: number | null; workItemId: number | null; workType: string | null; deliveryId: number | null };
+  reason: string;
+}
+
+export type AuditAction = "workitem.retry" | "workitem.cancel" | "bot.pause" | "bot.resume" | "webhook.redeliver";
+
+export type OperatorItemOutcome =
+  | { kind: "done"; item: OperatorWorkItemView }
+  /** The item is not in a state the action applies to. */
+  | { kind: "conflict"; item: OperatorWorkItemView }
+  | { kind: "notFound" };
+
+export interface RetryFilter {
+  companyId?: number;
+  /** Only items that failed at or after this instant. */
+  failedAfter?: string;
+  /** Only items whose error has this code. */
+  code?: string;
+}
 
 export interface Store {
   readonly kind: "sqlite" | "postgres";
@@ -488,4 +586,54 @@ export interface Store {
   companiesWithExpiredIdempotencyKeys(input: { createdBefore: string; limit: number }): Promise<number[]>;
   /** Deletes up to `limit` of the company's idempotency keys created at or before `createdBefore`; resolves to how many. */
   deleteExpiredIdempotencyKeys(input: { companyId: number; createdBefore: string; limit: number }): Promise<number>;
+
+  // Operators and their credentials (CLI, console sign-in, operator API).
+  /** Undefined when the e-mail is taken. */
+  createOperator(input: { operatorId: string; email: string; role: OperatorRole; passwordHash: string; now: string }): Promise<Operator | undefined>;
+  listOperators(): Promise<Operator[]>;
+  findOperatorByEmail(email: string): Promise<OperatorWithHash | undefined>;
+  /** Disables the operator and, in the same transaction, ends its sessions and tokens. Undefined when unknown. */
+  disableOperator(email: string, now: string): Promise<Operator | undefined>;
+  /** A new password hash; the operator's sessions end with the old password. Undefined when unknown. */
+  setOperatorPassword(email: string, passwordHash: string): Promise<Operator | undefined>;
+  addOperatorToken(input: { operatorId: string; tokenHash: string; now: string }): Promise<void>;
+  /** The enabled operator holding the token, or undefined. */
+  findOperatorByToken(tokenHash: string): Promise<Operator | undefined>;
+  addOperatorSession(input: { operatorId: string; sessionHash: string; now: string }): Promise<void>;
+  /**
+   * The enabled operator of a session seen at or after `idleSince`, with when it was last seen;
+   * undefined for an unknown, idle or disabled one.
+   */
+  findOperatorBySession(sessionHash: string, idleSince: string): Promise<(Operator & { lastSeenAt: string }) | undefined>;
+  touchOperatorSession(sessionHash: string, now: string): Promise<void>;
+  deleteOperatorSession(sessionHash: string): Promise<void>;
+
+  // What operators read and do, across companies (SPEC §12.2).
+  /** Every company with its counts; read from counters the database keeps, not by counting items. */
+  companyOverview(input: { now: string }): Promise<CompanyOverview[]>;
+  recordBotPass(pass: BotPassSummary): Promise<void>;
+  lastBotPass(): Promise<BotPassSummary | undefined>;
+  pausedWorkTypes(): Promise<string[]>;
+  /** Pauses or resumes filing of a work type, with its audit entry. */
+  setWorkTypePaused(workType: string, paused: boolean, action: OperatorAction): Promise<void>;
+  /** Items across companies (or of one), newest first. */
+  listAllWorkItems(query: OperatorWorkItemsQuery): Promise<OperatorWorkItemView[]>;
+  /** The item with every recorded step, oldest first; undefined when unknown. */
+  getWorkItemTimeline(workItemId: number): Promise<{ item: OperatorWorkItemView; timeline: TimelineEntry[] } | undefined>;
+  /**
+   * Failed → New with attempts reset, into its company's Open batch of its work type (opening one,
+   * or rolling over a full one, as intake does); emits `workitem.retried`; writes the audit and
+   * timeline entries. All in one transaction. `conflict` unless the item is Failed.
+   */
+  retryWorkItem(workItemId: number, input: { batchMaxItems: number }, action: OperatorAction): Promise<OperatorItemOutcome>;
+  /** Up to `limit` Failed items matching `filter`, oldest failure first, retried as `retryWorkItem` does; resolves to how many. */
+  retryWorkItems(filter: RetryFilter, input: { batchMaxItems: number; limit: number }, action: OperatorAction): Promise<number>;
+  /** As the integrator's cancel (`cancelWorkItem`), with the audit and timeline entries. */
+  operatorCancelWorkItem(workItemId: number, action: OperatorAction): Promise<OperatorItemOutcome>;
+  /** As `redeliverWebhook`, for a delivery of any company, with the audit entry. False when unknown. */
+  operatorRedeliverWebhook(deliveryId: number, action: OperatorAction): Promise<boolean>;
+  /** Deliveries across companies (or of one), newest first, each with its attempts and company. */
+  listAllWebhookDeliveries(query: ListWebhookDeliveriesQuery & { companyId?: number }): Promise<Array<WebhookDeliveryRecord & { companyId: number }>>;
+  /** Newest first. */
+  listAudit(query: { beforeAuditId?: number; limit: number }): Promise<AuditEntry[]>;
 }

@@ -5,13 +5,14 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { WorkItemView } from "../domain/views.ts";
 
-export const WEBHOOK_EVENT_TYPES = ["workitem.submitted", "workitem.succeeded", "workitem.failed", "workitem.deadline_at_risk"] as const;
+export const WEBHOOK_EVENT_TYPES = ["workitem.submitted", "workitem.succeeded", "workitem.failed", "workitem.deadline_at_risk", "workitem.retried"] as const;
 
 const descriptions: Record<(typeof WEBHOOK_EVENT_TYPES)[number], string> = {
   "workitem.submitted": "the Authority received the item and has not decided yet (only when the run that filed it ends undecided)",
   "workitem.succeeded": "the Authority registered the item: `data.result` holds the registration",
   "workitem.failed": "the item failed: the Authority rejected it, or it could not be filed; `data.error` says why",
   "workitem.deadline_at_risk": "the item is not yet filed and its deadline is close",
+  "workitem.retried": "an operator sent the failed item back to New, in the company's Open batch, to be filed again",
 };
 
 export const WebhookEventSchema = Type.Object(

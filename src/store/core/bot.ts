@@ -10,7 +10,9 @@
 import type { DatabasePort, Queryable, Statement } from "../port.ts";
 import { isoOrNull, toClaimedBatch, toDueItem, toItemToPoll, type ClaimedBatchRow, type DueItemRow, type ItemToPollRow, type WorkItemRow } from "../rows.ts";
 import type { AuthorityBreaker, ClaimedBatch, DueItem, ItemOutcome, Store, WebhookEventType } from "../store.ts";
+import type { WorkItemStatus } from "../../domain/views.ts";
 import { emitEvents } from "./events.ts";
+import { recordHistory } from "./operations.ts";
 import { SQL } from "./sql.ts";
 
 type BotOperations = Pick<
@@ -40,6 +42,33 @@ function eventOf(outcome: ItemOutcome, pollsBefore: number): WebhookEventType | 
       return pollsBefore === 0 ? "workitem.submitted" : undefined;
     default:
       return undefined;
+  }
+}
+
+/** The state an outcome moves the item to; none when it stays Submitted. */
+const STATUS_AFTER: Record<ItemOutcome["kind"], WorkItemStatus | undefined> = {
+  submitted: "Submitted",
+  pending: undefined,
+  succeeded: "Successful",
+  failed: "Failed",
+  retried: "New",
+};
+
+/** The authority's answer (or the error instead of one), as the item's timeline shows it. */
+function attemptDetail(outcome: ItemOutcome): string {
+  switch (outcome.kind) {
+    case "submitted":
+      return `Filed; application number ${outcome.applicationNumber}`;
+    case "pending":
+      return outcome.lastError ? `No decision yet (${outcome.lastError})` : "No decision yet";
+    case "succeeded":
+      return `Registered as ${outcome.result.registrationNumber}`;
+    case "failed":
+      return outcome.transient
+        ? `Gave up after transient errors: ${outcome.lastError ?? outcome.error.message}`
+        : `${outcome.decided ? "Rejected" : "Failed"}: ${outcome.error.code}: ${outcome.error.message}`;
+    case "retried":
+      return `Transient error, retried from ${outcome.nextAttemptAt}: ${outcome.lastError}`;
   }
 }
 
@@ -82,7 +111,9 @@ export function botOperations(db: DatabasePort): BotOperations {
       return db.transaction(async (tx) => {
         if (!(await renewLease(tx, batch, leaseExpiresAt))) return undefined;
         const rows = await tx.all<DueItemRow>(SQL.markItemsInProgress, [batch.companyId, batch.workBatchId, now, dueBefore, limit]);
-        return rows.map(toDueItem).sort(earliestDeadlineFirst);
+        const items = rows.map(toDueItem).sort(earliestDeadlineFirst);
+        for (const item of items) await recordHistory(tx, batch.companyId, item.workItemId, now, { kind: "status", status: "InProgress" });
+        return items;
       });
     },
 
@@ -100,6 +131,9 @@ export function botOperations(db: DatabasePort): BotOperations {
         const [update, values] = outcomeUpdate([batch.companyId, batch.workBatchId, workItemId], outcome, now);
         const changed = await tx.one<WorkItemRow & { polls: number | string }>(update, values);
         if (!changed) return false;
+        await recordHistory(tx, batch.companyId, workItemId, now, { kind: "attempt", detail: attemptDetail(outcome) });
+        const status = STATUS_AFTER[outcome.kind];
+        if (status) await recordHistory(tx, batch.companyId, workItemId, now, { kind: "status", status, detail: outcome.kind === "failed" ? outcome.error.message : null });
         const eventType = eventOf(outcome, Number(changed.polls));
         if (eventType) await emitEvents(tx, batch.companyId, eventType, [changed], now);
         return true;

@@ -9,6 +9,8 @@ import { accountOperations } from "./accounts.ts";
 import { botOperations } from "./bot.ts";
 import { eventOperations } from "./events.ts";
 import { idempotencyOperations } from "./idempotency.ts";
+import { operationsOperations } from "./operations.ts";
+import { operatorOperations } from "./operators.ts";
 import { webhookSecretOperations } from "./webhook-secrets.ts";
 import { webhookOperations } from "./webhooks.ts";
 import { workItemOperations } from "./work-items.ts";
@@ -44,5 +46,7 @@ export function createSqlStore(backend: Backend): Store {
     ...webhookOperations(db),
     ...eventOperations(db),
     ...idempotencyOperations(db),
+    ...operatorOperations(db),
+    ...operationsOperations(db),
   };
 }

@@ -12,6 +12,8 @@ import { statement } from "../port.ts";
 export const ITEM_COLUMNS = `work_item_id, company_id, work_batch_id, work_type, status, customer_reference, document_reference,
   webhook_url, request, result, error, attempts, created_at, updated_at, completed_at, application_number, registration_number,
   submitted_at, decided_at, deadline_at`;
+/** Items of a paused work type (SPEC §12.2) are not filed: the bot's statements add this condition. */
+const NOT_PAUSED = "NOT EXISTS (SELECT 1 FROM bot_pauses p WHERE p.work_type = work_batches.work_type)";
 const KEY_COLUMNS = "key_id, company_id, name, created_at, revoked_at";
 const OUTBOX_COLUMNS = "company_id, delivery_id, event_id, work_item_id, event_type, url, attempts, created_at";
 
@@ -110,10 +112,12 @@ export const SQL = {
   companiesWithBotWork: statement(
     "companies_with_bot_work",
     `SELECT company_id, MAX(open_batch) AS open_batch, SUM(claimable) AS claimable FROM (
-       SELECT company_id, 1 AS open_batch, 0 AS claimable FROM work_batches WHERE status = 'Open' AND item_count > 0
+       SELECT company_id, CASE WHEN ${NOT_PAUSED} THEN 1 ELSE 0 END AS open_batch, 0 AS claimable
+         FROM work_batches WHERE status = 'Open' AND item_count > 0
        UNION ALL
        SELECT company_id, 0 AS open_batch,
-              CASE WHEN status = 'Closed' OR ((lease_expires_at IS NULL OR lease_expires_at <= $1) AND (next_run_at IS NULL OR next_run_at <= $1))
+              CASE WHEN ${NOT_PAUSED}
+                    AND (status = 'Closed' OR ((lease_expires_at IS NULL OR lease_expires_at <= $1) AND (next_run_at IS NULL OR next_run_at <= $1)))
                    THEN 1 ELSE 0 END AS claimable
          FROM work_batches WHERE status IN ('Closed', 'Processing')
      ) work
@@ -127,7 +131,7 @@ export const SQL = {
     "close_open_batches",
     (d) => `WITH open AS (
        SELECT work_batch_id FROM work_batches
-        WHERE company_id = $1 AND status = 'Open' AND item_count > 0
+        WHERE company_id = $1 AND status = 'Open' AND item_count > 0 AND ${NOT_PAUSED}
         ORDER BY work_type${d.byteOrder}${d.forUpdate})
      UPDATE work_batches SET status = 'Closed', closed_at = $2
       WHERE company_id = $1 AND work_batch_id IN (SELECT work_batch_id FROM open) AND status = 'Open'`,
@@ -140,7 +144,7 @@ export const SQL = {
     "claim_batch",
     (d) => `WITH next AS (
        SELECT work_batch_id FROM work_batches
-        WHERE company_id = $1
+        WHERE company_id = $1 AND ${NOT_PAUSED}
           AND (status = 'Closed' OR (status = 'Processing' AND (lease_expires_at IS NULL OR lease_expires_at <= $3)
                                      AND (next_run_at IS NULL OR next_run_at <= $3)))
         ORDER BY work_batch_id LIMIT 1${d.forUpdateSkipLocked})

@@ -99,28 +99,30 @@ const listStatements = new Map<string, Statement>();
  * The Deliveries page: one statement per combination of filters (each a plain equality, the
  * cursor a plain range, served by a (company_id, <filter>, delivery_id) index), the page picked
  * first and its attempts joined to it, ordered so the rows fold into deliveries in one pass.
+ * Without a company (operators only, SPEC §12.2) it pages over every company's deliveries.
  */
-function listDeliveriesStatement(companyId: number, query: ListWebhookDeliveriesQuery): { statement: Statement; values: unknown[] } {
+export function listDeliveriesStatement(companyId: number | undefined, query: ListWebhookDeliveriesQuery): { statement: Statement; values: unknown[] } {
   const used = FILTERS.filter(([field]) => query[field] !== undefined);
   const values: unknown[] = [
-    companyId,
+    companyId ?? 0,
     query.beforeDeliveryId ?? Number.MAX_SAFE_INTEGER,
     query.limit,
     ...used.map(([field]) => (field === "status" ? OUTBOX_STATUS[query.status!] : query[field])),
   ];
-  const key = used.map(([, column]) => column).join("_");
+  const key = `${companyId === undefined ? "all_" : ""}${used.map(([, column]) => column).join("_")}`;
   let statement = listStatements.get(key);
   if (!statement) {
+    const company = companyId === undefined ? "$1 = 0" : "company_id = $1";
     const conditions = used.map(([, column], index) => ` AND ${column} = $${index + 4}`).join("");
     statement = {
       name: `list_webhook_deliveries${key ? `_${key}` : ""}`,
-      text: `SELECT d.delivery_id, d.event_id, d.work_item_id, d.event_type, d.url, d.status, d.next_attempt_at, d.created_at,
+      text: `SELECT d.company_id, d.delivery_id, d.event_id, d.work_item_id, d.event_type, d.url, d.status, d.next_attempt_at, d.created_at,
                     a.attempt, a.at, a.status_code, a.error, a.duration_ms
-               FROM (SELECT delivery_id, event_id, work_item_id, event_type, url, status, next_attempt_at, created_at
+               FROM (SELECT company_id, delivery_id, event_id, work_item_id, event_type, url, status, next_attempt_at, created_at
                        FROM webhook_outbox
-                      WHERE company_id = $1${conditions} AND delivery_id < $2
+                      WHERE ${company}${conditions} AND delivery_id < $2
                       ORDER BY delivery_id DESC LIMIT $3) d
-               LEFT JOIN webhook_delivery_attempts a ON a.company_id = $1 AND a.delivery_id = d.delivery_id
+               LEFT JOIN webhook_delivery_attempts a ON a.company_id = d.company_id AND a.delivery_id = d.delivery_id
               ORDER BY d.delivery_id DESC, a.attempt`,
     };
     listStatements.set(key, statement);

@@ -1,0 +1,408 @@
+/**
+ * What operators read and do across companies (SPEC §12.2). Every change is one transaction
+ * with its audit entry and the item's timeline entries, so the log never claims an action that
+ * did not happen, nor misses one that did.
+ */
+import type { DatabasePort, Queryable, Statement } from "../port.ts";
+import { iso, toWebhookDeliveryRecords, toWorkItemView, type DeliveryAttemptRow, type WorkItemRow } from "../rows.ts";
+import type {
+  AuditAction,
+  AuditEntry,
+  CompanyOverview,
+  OperatorAction,
+  OperatorItemOutcome,
+  OperatorWorkItemsQuery,
+  OperatorWorkItemView,
+  RetryFilter,
+  Store,
+  TimelineEntry,
+} from "../store.ts";
+import { countKeyFor, emptyCounts, type WorkItemStatus } from "../../domain/views.ts";
+import { emitEvents } from "./events.ts";
+import { ITEM_COLUMNS, SQL } from "./sql.ts";
+import { OPS_SQL } from "./sql-operations.ts";
+import { listDeliveriesStatement } from "./webhooks.ts";
+
+type OperationsOperations = Pick<
+  Store,
+  | "companyOverview"
+  | "recordBotPass"
+  | "lastBotPass"
+  | "pausedWorkTypes"
+  | "setWorkTypePaused"
+  | "listAllWorkItems"
+  | "getWorkItemTimeline"
+  | "retryWorkItem"
+  | "retryWorkItems"
+  | "operatorCancelWorkItem"
+  | "operatorRedeliverWebhook"
+  | "listAllWebhookDeliveries"
+  | "listAudit"
+>;
+
+type Id = number | string;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** One entry of an item's history (work_item_history), written in the transaction of what it records. */
+export interface HistoryEntry {
+  kind: "status" | "attempt" | "operator";
+  status?: WorkItemStatus | null;
+  detail?: string | null;
+  action?: OperatorAction;
+}
+
+export async function recordHistory(tx: Queryable, companyId: number, workItemId: number, at: string, entry: HistoryEntry): Promise<void> {
+  await tx.run(OPS_SQL.insertHistory, [
+    companyId,
+    workItemId,
+    at,
+    entry.kind,
+    entry.status ?? null,
+    entry.detail ?? null,
+    entry.action?.operator.operatorId ?? null,
+    entry.action?.operator.email ?? null,
+    entry.action?.reason ?? null,
+  ]);
+}
+
+async function audit(
+  tx: Queryable,
+  action: OperatorAction,
+  what: AuditAction,
+  target: { companyId?: number; workItemId?: number; workType?: string; deliveryId?: number },
+): Promise<void> {
+  await tx.run(OPS_SQL.insertAudit, [
+    action.at,
+    action.operator.operatorId,
+    action.operator.email,
+    what,
+    target.companyId ?? null,
+    target.workItemId ?? null,
+    target.workType ?? null,
+    target.deliveryId ?? null,
+    action.reason,
+  ]);
+}
+
+const operatorView = (row: WorkItemRow): OperatorWorkItemView => ({ ...toWorkItemView(row), companyId: Number(row.company_id) });
+
+/**
+ * Failed → New in the company's Open batch of the item's work type, opening one (or closing a
+ * full one and opening the next) as intake does, under the same lock on the Open batch.
+ */
+async function retryOne(tx: Queryable, companyId: number, workItemId: number, workType: string, batchMaxItems: number, action: OperatorAction) {
+  let open = await tx.one<{ work_batch_id: Id; item_count: Id }>(OPS_SQL.lockOpenBatch, [companyId, workType]);
+  if (open && Number(open.item_count) >= batchMaxItems) {
+    await tx.run(OPS_SQL.closeFullBatch, [companyId, open.work_batch_id, action.at]);
+    open = undefined;
+  }
+  open ??= (await tx.one(OPS_SQL.openBatch, [companyId, workType, action.at])) ?? (await tx.one(OPS_SQL.lockOpenBatch, [companyId, workType]));
+  const row = await tx.one<WorkItemRow>(OPS_SQL.retryItem, [companyId, workItemId, open!.work_batch_id, action.at]);
+  if (!row) return undefined;
+  await tx.run(OPS_SQL.countIntoBatch, [companyId, open!.work_batch_id]);
+  await audit(tx, action, "workitem.retry", { companyId, workItemId, workType });
+  await recordHistory(tx, companyId, workItemId, action.at, { kind: "operator", detail: "Retry", action });
+  await recordHistory(tx, companyId, workItemId, action.at, { kind: "status", status: "New", detail: `Back in batch ${open!.work_batch_id}` });
+  await emitEvents(tx, companyId, "workitem.retried", [row], action.at);
+  return row;
+}
+
+export function operationsOperations(db: DatabasePort): OperationsOperations {
+  return {
+    async companyOverview({ now }) {
+      const since = new Date(Date.parse(now) - DAY_MS).toISOString();
+      const [companies, counts, openItems, oldestNew, recentFailures, pending] = await Promise.all([
+        db.all<{ company_id: Id; name: string }>(OPS_SQL.overviewCompanies),
+        db.all<{ company_id: Id; status: WorkItemStatus; item_count: Id }>(OPS_SQL.overviewCounts),
+        db.all<{ company_id: Id; items: Id }>(OPS_SQL.overviewOpenBatchItems),
+        db.all<{ company_id: Id; oldest: string | Date }>(OPS_SQL.overviewOldestNew),
+        db.all<{ company_id: Id; failed: Id }>(OPS_SQL.overviewRecentFailures, [since]),
+        db.all<{ company_id: Id; pending: Id }>(SQL.pendingDeliveriesByCompany),
+      ]);
+      const byCompany = new Map<number, CompanyOverview>();
+      for (const row of companies) {
+        const companyId = Number(row.company_id);
+        byCompany.set(companyId, {
+          companyId,
+          name: row.name,
+          counts: emptyCounts(),
+          openBatchItems: 0,
+          oldestNewAt: null,
+          failedLast24h: 0,
+          pendingWebhookDeliveries: 0,
+        });
+      }
+      for (const row of counts) {
+        const company = byCompany.get(Number(row.company_id));
+        if (company) company.counts[countKeyFor(row.status)] = Number(row.item_count);
+      }
+      const set = <R extends { company_id: Id }>(rows: R[], apply: (company: CompanyOverview, row: R) => void) => {
+        for (const row of rows) {
+          const company = byCompany.get(Number(row.company_id));
+          if (company) apply(company, row);
+        }
+      };
+      set(openItems, (company, row) => (company.openBatchItems = Number(row.items)));
+      set(oldestNew, (company, row) => (company.oldestNewAt = iso(row.oldest)));
+      set(recentFailures, (company, row) => (company.failedLast24h = Number(row.failed)));
+      set(pending, (company, row) => (company.pendingWebhookDeliveries = Number(row.pending)));
+      return [...byCompany.values()];
+    },
+
+    async recordBotPass(pass) {
+      await db.run(OPS_SQL.recordBotPass, [1, pass.startedAt, pass.finishedAt, pass.submitted, pass.succeeded, pass.failed, pass.retried]);
+    },
+
+    async lastBotPass() {
+      const row = await db.one<{ started_at: string | Date; finished_at: string | Date; submitted: Id; succeeded: Id; failed: Id; retried: Id }>(
+        OPS_SQL.lastBotPass,
+      );
+      return (
+        row && {
+          startedAt: iso(row.started_at),
+          finishedAt: iso(row.finished_at),
+          submitted: Number(row.submitted),
+          succeeded: Number(row.succeeded),
+          failed: Number(row.failed),
+          retried: Number(row.retried),
+        }
+      );
+    },
+
+    async pausedWorkTypes() {
+      return (await db.all<{ work_type: string }>(OPS_SQL.pausedWorkTypes)).map((row) => row.work_type);
+    },
+
+    setWorkTypePaused(workType, paused, action) {
+      return db.transaction(async (tx) => {
+        if (paused) await tx.run(OPS_SQL.pauseWorkType, [workType, action.at]);
+        else await tx.run(OPS_SQL.resumeWorkType, [workType]);
+        await audit(tx, action, paused ? "bot.pause" : "bot.resume", { workType });
+      });
+    },
+
+    async listAllWorkItems(query) {
+      const { statement, values } = listAllWorkItemsStatement(query);
+      return (await db.all<WorkItemRow>(statement, values)).map(operatorView);
+    },
+
+    async getWorkItemTimeline(workItemId) {
+      const row = await db.one<WorkItemRow>(OPS_SQL.findWorkItem, [workItemId]);
+      if (!row) return undefined;
+      const item = operatorView(row);
+      const [history, webhooks] = await Promise.all([
+        db.all<HistoryRow>(OPS_SQL.itemHistory, [item.companyId, workItemId]),
+        db.all<WebhookAttemptRow>(OPS_SQL.itemWebhookAttempts, [item.companyId, workItemId]),
+      ]);
+      const timeline: TimelineEntry[] = [
+        { at: item.createdAt, kind: "created", status: "New", detail: `In batch ${item.workBatchId}`, operator: null, reason: null },
+        ...history.map(toTimelineEntry),
+        ...webhooks.map(webhookEntry),
+      ];
+      // Stable: entries of one instant keep the order they were recorded in.
+      timeline.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+      return { item, timeline };
+    },
+
+    async retryWorkItem(workItemId, { batchMaxItems }, action) {
+      return db.transaction<OperatorItemOutcome>(async (tx) => {
+        const current = await tx.one<WorkItemRow>(OPS_SQL.findWorkItem, [workItemId]);
+        if (!current) return { kind: "notFound" };
+        if (current.status !== "Failed") return { kind: "conflict", item: operatorView(current) };
+        const companyId = Number(current.company_id);
+        const retried = await retryOne(tx, companyId, workItemId, current.work_type, batchMaxItems, action);
+        return retried ? { kind: "done", item: operatorView(retried) } : { kind: "conflict", item: operatorView(current) };
+      });
+    },
+
+    retryWorkItems(filter, { batchMaxItems, limit }, action) {
+      return db.transaction(async (tx) => {
+        const { statement, values } = failedItemsStatement(filter, limit);
+        const items = await tx.all<{ company_id: Id; work_item_id: Id; work_type: string }>(statement, values);
+        let retried = 0;
+        for (const item of items) {
+          if (await retryOne(tx, Number(item.company_id), Number(item.work_item_id), item.work_type, batchMaxItems, action)) retried += 1;
+        }
+        return retried;
+      });
+    },
+
+    operatorCancelWorkItem(workItemId, action) {
+      return db.transaction<OperatorItemOutcome>(async (tx) => {
+        const current = await tx.one<WorkItemRow>(OPS_SQL.findWorkItem, [workItemId]);
+        if (!current) return { kind: "notFound" };
+        const companyId = Number(current.company_id);
+        const batch = await tx.one<{ status: string }>(SQL.lockItemBatch, [companyId, workItemId]);
+        const cancelled = batch?.status === "Open" ? await tx.one<WorkItemRow>(SQL.cancelWorkItem, [companyId, workItemId, action.at]) : undefined;
+        if (!cancelled) return { kind: "conflict", item: operatorView(current) };
+        await audit(tx, action, "workitem.cancel", { companyId, workItemId, workType: current.work_type });
+        await recordHistory(tx, companyId, workItemId, action.at, { kind: "operator", detail: "Cancel", action });
+        await recordHistory(tx, companyId, workItemId, action.at, { kind: "status", status: "Cancelled", detail: "Cancelled by an operator" });
+        return { kind: "done", item: operatorView(cancelled) };
+      });
+    },
+
+    operatorRedeliverWebhook(deliveryId, action) {
+      return db.transaction(async (tx) => {
+        const delivery = await tx.one<{ company_id: Id }>(OPS_SQL.findDeliveryCompany, [deliveryId]);
+        if (!delivery) return false;
+        const companyId = Number(delivery.company_id);
+        if ((await tx.run(SQL.redeliverWebhook, [companyId, deliveryId, action.at])) !== 1) return false;
+        await audit(tx, action, "webhook.redeliver", { companyId, deliveryId });
+        return true;
+      });
+    },
+
+    async listAllWebhookDeliveries(query) {
+      const { statement, values } = listDeliveriesStatement(query.companyId, query);
+      const rows = await db.all<DeliveryAttemptRow & { company_id: Id }>(statement, values);
+      const companies = new Map(rows.map((row) => [Number(row.delivery_id), Number(row.company_id)]));
+      return toWebhookDeliveryRecords(rows).map((delivery) => ({ ...delivery, companyId: companies.get(delivery.deliveryId)! }));
+    },
+
+    async listAudit({ beforeAuditId, limit }) {
+      const rows = await db.all<AuditRow>(OPS_SQL.listAudit, [beforeAuditId ?? Number.MAX_SAFE_INTEGER, limit]);
+      return rows.map(toAuditEntry);
+    },
+  };
+}
+
+interface HistoryRow {
+  at: string | Date;
+  kind: "status" | "attempt" | "operator";
+  status: WorkItemStatus | null;
+  detail: string | null;
+  operator_id: string | null;
+  operator_email: string | null;
+  reason: string | null;
+}
+
+const toTimelineEntry = (row: HistoryRow): TimelineEntry => ({
+  at: iso(row.at),
+  kind: row.kind,
+  status: row.status,
+  detail: row.detail,
+  operator: row.operator_id === null ? null : { operatorId: row.operator_id, email: row.operator_email ?? "" },
+  reason: row.reason,
+});
+
+interface WebhookAttemptRow {
+  delivery_id: Id;
+  event_type: string;
+  url: string;
+  attempt: Id;
+  at: string | Date;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: Id;
+}
+
+function webhookEntry(row: WebhookAttemptRow): TimelineEntry {
+  const answer = row.status_code === null ? "no answer" : `HTTP ${row.status_code}`;
+  const error = row.error ? `: ${row.error}` : "";
+  return {
+    at: iso(row.at),
+    kind: "webhook",
+    status: null,
+    detail: `${row.event_type} to ${row.url}, delivery ${row.delivery_id} attempt ${row.attempt}: ${answer}${error} (${row.duration_ms} ms)`,
+    operator: null,
+    reason: null,
+  };
+}
+
+interface AuditRow {
+  audit_id: Id;
+  at: string | Date;
+  operator_id: string;
+  operator_email: string;
+  action: AuditAction;
+  company_id: Id | null;
+  work_item_id: Id | null;
+  work_type: string | null;
+  delivery_id: Id | null;
+  reason: string;
+}
+
+const numberOrNull = (value: Id | null) => (value === null ? null : Number(value));
+
+const toAuditEntry = (row: AuditRow): AuditEntry => ({
+  auditId: Number(row.audit_id),
+  at: iso(row.at),
+  operator: { operatorId: row.operator_id, email: row.operator_email },
+  action: row.action,
+  target: {
+    companyId: numberOrNull(row.company_id),
+    workItemId: numberOrNull(row.work_item_id),
+    workType: row.work_type,
+    deliveryId: numberOrNull(row.delivery_id),
+  },
+  reason: row.reason,
+});
+
+const ITEM_FILTERS = [
+  ["companyId", "company_id"],
+  ["status", "status"],
+  ["customerReference", "customer_reference"],
+  ["applicationNumber", "application_number"],
+  ["registrationNumber", "registration_number"],
+] as const;
+
+const allItemStatements = new Map<string, Statement>();
+
+/**
+ * The operator's WorkItems page: one statement per combination of filters, like the
+ * integrator's (work-items.ts), over the cross-company indexes of migration 0009. On SQLite, a
+ * status other than New also says `status <> 'New'`, which lets it use its partial index.
+ */
+function listAllWorkItemsStatement(query: OperatorWorkItemsQuery): { statement: Statement; values: unknown[] } {
+  const used = ITEM_FILTERS.filter(([field]) => query[field] !== undefined);
+  const values: unknown[] = [query.beforeWorkItemId ?? Number.MAX_SAFE_INTEGER, query.limit, ...used.map(([field]) => query[field])];
+  const byDeadline = query.deadlineBefore !== undefined;
+  if (byDeadline) values.push(query.deadlineBefore);
+  const notNew = query.status !== undefined && query.status !== "New";
+  const key = `${used.map(([, column]) => column).join("_")}${notNew ? "_not_new" : ""}${byDeadline ? "_deadline" : ""}`;
+  let statement = allItemStatements.get(key);
+  if (!statement) {
+    const conditions = used.map(([, column], index) => `${column} = $${index + 3}`);
+    if (notNew) conditions.push("status <> 'New'");
+    if (byDeadline) conditions.push(`deadline_at < $${used.length + 3}`);
+    conditions.push("work_item_id < $1");
+    statement = {
+      name: `list_all_work_items${key ? `_${key}` : ""}`,
+      text: `SELECT ${ITEM_COLUMNS} FROM work_items WHERE ${conditions.join(" AND ")} ORDER BY work_item_id DESC LIMIT $2`,
+    };
+    allItemStatements.set(key, statement);
+  }
+  return { statement, values };
+}
+
+const RETRY_FILTERS = [
+  ["companyId", "company_id = "],
+  ["failedAfter", "completed_at >= "],
+  ["code", "code"],
+] as const;
+const retryStatements = new Map<string, Statement>();
+
+/** Failed items matching the bulk retry's filters, oldest failure first. */
+function failedItemsStatement(filter: RetryFilter, limit: number): { statement: Statement; values: unknown[] } {
+  const used = RETRY_FILTERS.filter(([field]) => filter[field] !== undefined);
+  const values: unknown[] = [limit, ...used.map(([field]) => filter[field])];
+  const key = used.map(([field]) => field).join("_");
+  let statement = retryStatements.get(key);
+  if (!statement) {
+    statement = {
+      name: `failed_items_to_retry${key ? `_${key}` : ""}`,
+      text: (d) => {
+        const conditions = used.map(([field, condition], index) =>
+          field === "code" ? `${d.jsonText("error", "code")} = $${index + 2}` : `${condition}$${index + 2}`,
+        );
+        return `SELECT company_id, work_item_id, work_type FROM work_items
+                 WHERE status = 'Failed'${conditions.map((c) => ` AND ${c}`).join("")}
+                 ORDER BY completed_at, work_item_id LIMIT $1`;
+      },
+    };
+    retryStatements.set(key, statement);
+  }
+  return { statement, values };
+}
+

@@ -1,0 +1,103 @@
+/**
+ * Operators and their credentials (SPEC §12.1): accounts, bearer tokens and console sessions,
+ * stored only as hashes (src/operators/ makes and checks them). Disabling an operator ends its
+ * sessions and tokens in the same transaction.
+ */
+import type { DatabasePort } from "../port.ts";
+import { iso } from "../rows.ts";
+import type { Operator, OperatorRole, Store } from "../store.ts";
+import { OPS_SQL } from "./sql-operations.ts";
+
+type OperatorOperations = Pick<
+  Store,
+  | "createOperator"
+  | "listOperators"
+  | "findOperatorByEmail"
+  | "disableOperator"
+  | "setOperatorPassword"
+  | "addOperatorToken"
+  | "findOperatorByToken"
+  | "addOperatorSession"
+  | "findOperatorBySession"
+  | "touchOperatorSession"
+  | "deleteOperatorSession"
+>;
+
+export interface OperatorRow {
+  operator_id: string;
+  email: string;
+  role: OperatorRole;
+  created_at: string | Date;
+  disabled_at: string | Date | null;
+}
+
+export const toOperator = (row: OperatorRow): Operator => ({
+  operatorId: row.operator_id,
+  email: row.email,
+  role: row.role,
+  disabled: row.disabled_at !== null,
+  createdAt: iso(row.created_at),
+});
+
+export function operatorOperations(db: DatabasePort): OperatorOperations {
+  return {
+    async createOperator({ operatorId, email, role, passwordHash, now }) {
+      const row = await db.one<OperatorRow>(OPS_SQL.insertOperator, [operatorId, email, role, passwordHash, now]);
+      return row && toOperator(row);
+    },
+
+    async listOperators() {
+      return (await db.all<OperatorRow>(OPS_SQL.listOperators)).map(toOperator);
+    },
+
+    async findOperatorByEmail(email) {
+      const row = await db.one<OperatorRow & { password_hash: string }>(OPS_SQL.findOperatorByEmail, [email]);
+      return row && { ...toOperator(row), passwordHash: row.password_hash };
+    },
+
+    disableOperator(email, now) {
+      return db.transaction(async (tx) => {
+        const row = await tx.one<OperatorRow>(OPS_SQL.disableOperator, [email, now]);
+        if (!row) return undefined;
+        await tx.run(OPS_SQL.deleteOperatorTokens, [row.operator_id]);
+        await tx.run(OPS_SQL.deleteOperatorSessions, [row.operator_id]);
+        return toOperator(row);
+      });
+    },
+
+    setOperatorPassword(email, passwordHash) {
+      return db.transaction(async (tx) => {
+        const row = await tx.one<OperatorRow>(OPS_SQL.setOperatorPassword, [email, passwordHash]);
+        if (!row) return undefined;
+        await tx.run(OPS_SQL.deleteOperatorSessions, [row.operator_id]);
+        return toOperator(row);
+      });
+    },
+
+    async addOperatorToken({ operatorId, tokenHash, now }) {
+      await db.run(OPS_SQL.insertOperatorToken, [tokenHash, operatorId, now]);
+    },
+
+    async findOperatorByToken(tokenHash) {
+      const row = await db.one<OperatorRow>(OPS_SQL.findOperatorByToken, [tokenHash]);
+      return row && toOperator(row);
+    },
+
+    async addOperatorSession({ operatorId, sessionHash, now }) {
+      await db.run(OPS_SQL.insertOperatorSession, [sessionHash, operatorId, now]);
+    },
+
+    async findOperatorBySession(sessionHash, idleSince) {
+      const row = await db.one<OperatorRow & { last_seen_at: string | Date }>(OPS_SQL.findOperatorBySession, [sessionHash, idleSince]);
+      return row && { ...toOperator(row), lastSeenAt: iso(row.last_seen_at) };
+    },
+
+    async touchOperatorSession(sessionHash, now) {
+      await db.run(OPS_SQL.touchOperatorSession, [sessionHash, now]);
+    },
+
+    async deleteOperatorSession(sessionHash) {
+      await db.run(OPS_SQL.deleteOperatorSession, [sessionHash]);
+    },
+  };
+}

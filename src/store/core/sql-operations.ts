@@ -1,0 +1,139 @@
+/**
+ * The statements of the operations surface (SPEC §12), written once for both backends like
+ * sql.ts. Operators see every company: the statements on operators, their sessions and tokens,
+ * paused work types and the last bot pass are not tenant data; the reads across companies
+ * (overview, items, deliveries, audit) still name company_id, as sql.ts asks; every write to an
+ * item is scoped by its company, looked up first.
+ */
+import { statement } from "../port.ts";
+import { ITEM_COLUMNS } from "./sql.ts";
+
+const OPERATOR_COLUMNS = "operator_id, email, role, created_at, disabled_at";
+const HISTORY_COLUMNS = "company_id, work_item_id, at, kind, status, detail, operator_id, operator_email, reason";
+
+export const OPS_SQL = {
+  insertOperator: statement(
+    "insert_operator",
+    `INSERT INTO operators (operator_id, email, role, password_hash, created_at) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (email) DO NOTHING RETURNING ${OPERATOR_COLUMNS}`,
+  ),
+  listOperators: statement("list_operators", `SELECT ${OPERATOR_COLUMNS} FROM operators ORDER BY created_at, email`),
+  findOperatorByEmail: statement("find_operator_by_email", `SELECT ${OPERATOR_COLUMNS}, password_hash FROM operators WHERE email = $1`),
+  disableOperator: statement(
+    "disable_operator",
+    `UPDATE operators SET disabled_at = COALESCE(disabled_at, $2) WHERE email = $1 RETURNING ${OPERATOR_COLUMNS}`,
+  ),
+  setOperatorPassword: statement("set_operator_password", `UPDATE operators SET password_hash = $2 WHERE email = $1 RETURNING ${OPERATOR_COLUMNS}`),
+  deleteOperatorTokens: statement("delete_operator_tokens", "DELETE FROM operator_tokens WHERE operator_id = $1"),
+  deleteOperatorSessions: statement("delete_operator_sessions", "DELETE FROM operator_sessions WHERE operator_id = $1"),
+  insertOperatorToken: statement("insert_operator_token", "INSERT INTO operator_tokens (token_hash, operator_id, created_at) VALUES ($1, $2, $3)"),
+  findOperatorByToken: statement(
+    "find_operator_by_token",
+    `SELECT o.operator_id, o.email, o.role, o.created_at, o.disabled_at FROM operator_tokens t JOIN operators o ON o.operator_id = t.operator_id
+      WHERE t.token_hash = $1 AND o.disabled_at IS NULL`,
+  ),
+  insertOperatorSession: statement(
+    "insert_operator_session",
+    "INSERT INTO operator_sessions (session_hash, operator_id, created_at, last_seen_at) VALUES ($1, $2, $3, $3)",
+  ),
+  findOperatorBySession: statement(
+    "find_operator_by_session",
+    `SELECT o.operator_id, o.email, o.role, o.created_at, o.disabled_at, s.last_seen_at FROM operator_sessions s
+       JOIN operators o ON o.operator_id = s.operator_id
+      WHERE s.session_hash = $1 AND s.last_seen_at >= $2 AND o.disabled_at IS NULL`,
+  ),
+  touchOperatorSession: statement("touch_operator_session", "UPDATE operator_sessions SET last_seen_at = $2 WHERE session_hash = $1"),
+  deleteOperatorSession: statement("delete_operator_session", "DELETE FROM operator_sessions WHERE session_hash = $1"),
+
+  insertAudit: statement(
+    "insert_audit",
+    `INSERT INTO audit_log (at, operator_id, operator_email, action, company_id, work_item_id, work_type, delivery_id, reason)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+  ),
+  /** Across companies: the audit log, newest first. */
+  listAudit: statement(
+    "list_audit",
+    `SELECT audit_id, at, operator_id, operator_email, action, company_id, work_item_id, work_type, delivery_id, reason
+       FROM audit_log WHERE audit_id < $1 ORDER BY audit_id DESC LIMIT $2`,
+  ),
+
+  pauseWorkType: statement("pause_work_type", "INSERT INTO bot_pauses (work_type, paused_at) VALUES ($1, $2) ON CONFLICT (work_type) DO NOTHING"),
+  resumeWorkType: statement("resume_work_type", "DELETE FROM bot_pauses WHERE work_type = $1"),
+  pausedWorkTypes: statement("paused_work_types", "SELECT work_type FROM bot_pauses ORDER BY work_type"),
+  recordBotPass: statement(
+    "record_bot_pass",
+    `INSERT INTO bot_last_pass (singleton, started_at, finished_at, submitted, succeeded, failed, retried) VALUES ($1, $2, $3, $4, $5, $6, $7)
+     ON CONFLICT (singleton) DO UPDATE SET started_at = excluded.started_at, finished_at = excluded.finished_at, submitted = excluded.submitted,
+       succeeded = excluded.succeeded, failed = excluded.failed, retried = excluded.retried`,
+  ),
+  lastBotPass: statement("last_bot_pass", "SELECT started_at, finished_at, submitted, succeeded, failed, retried FROM bot_last_pass"),
+
+  /** Across companies, the overview: every company. */
+  overviewCompanies: statement("overview_companies", "SELECT company_id, name FROM companies ORDER BY company_id"),
+  /** Across companies, the overview: the counters the work_items triggers keep (migration 0009). */
+  overviewCounts: statement("overview_counts", "SELECT company_id, status, item_count FROM company_item_counts WHERE item_count <> 0"),
+  /** Across companies, the overview: items in Open batches, through the batch status index. */
+  overviewOpenBatchItems: statement(
+    "overview_open_batch_items",
+    "SELECT company_id, SUM(item_count) AS items FROM work_batches WHERE status = 'Open' GROUP BY company_id",
+  ),
+  /** Across companies, the overview: the oldest New item, found through the batches that can hold one. */
+  overviewOldestNew: statement(
+    "overview_oldest_new",
+    `SELECT i.company_id, MIN(i.created_at) AS oldest FROM work_batches b
+       JOIN work_items i ON i.company_id = b.company_id AND i.work_batch_id = b.work_batch_id
+      WHERE b.status IN ('Open', 'Closed', 'Processing') AND i.status = 'New'
+      GROUP BY i.company_id`,
+  ),
+  /** Across companies, the overview: failures since $1, through the partial index of failed items. */
+  overviewRecentFailures: statement(
+    "overview_recent_failures",
+    "SELECT company_id, COUNT(*) AS failed FROM work_items WHERE status = 'Failed' AND completed_at >= $1 GROUP BY company_id",
+  ),
+
+  /** Across companies: an item by its id alone (ids are unique over all companies). */
+  findWorkItem: statement("find_work_item", `SELECT ${ITEM_COLUMNS} FROM work_items WHERE work_item_id = $1`),
+  itemHistory: statement(
+    "item_history",
+    `SELECT ${HISTORY_COLUMNS} FROM work_item_history WHERE company_id = $1 AND work_item_id = $2 ORDER BY entry_id`,
+  ),
+  itemWebhookAttempts: statement(
+    "item_webhook_attempts",
+    `SELECT o.company_id, o.delivery_id, o.event_type, o.url, a.attempt, a.at, a.status_code, a.error, a.duration_ms
+       FROM webhook_outbox o JOIN webhook_delivery_attempts a ON a.company_id = o.company_id AND a.delivery_id = o.delivery_id
+      WHERE o.company_id = $1 AND o.work_item_id = $2
+      ORDER BY a.at, o.delivery_id, a.attempt`,
+  ),
+  insertHistory: statement(
+    "insert_history",
+    `INSERT INTO work_item_history (${HISTORY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+  ),
+
+  /** Holds the company's Open batch of the work type: intake appends to it under the same lock. */
+  lockOpenBatch: statement(
+    "lock_open_batch",
+    (d) => `SELECT work_batch_id, item_count FROM work_batches WHERE company_id = $1 AND work_type = $2 AND status = 'Open'${d.forUpdate}`,
+  ),
+  closeFullBatch: statement(
+    "close_full_batch",
+    "UPDATE work_batches SET status = 'Closed', closed_at = $3 WHERE company_id = $1 AND work_batch_id = $2 AND status = 'Open'",
+  ),
+  /** Nothing when another writer opened one meanwhile (the one-Open-batch index); then lock that one. */
+  openBatch: statement(
+    "open_batch",
+    `INSERT INTO work_batches (company_id, work_type, status, item_count, created_at) VALUES ($1, $2, 'Open', 0, $3)
+     ON CONFLICT (company_id, work_type) WHERE status = 'Open' DO NOTHING RETURNING work_batch_id, item_count`,
+  ),
+  countIntoBatch: statement("count_into_batch", "UPDATE work_batches SET item_count = item_count + 1 WHERE company_id = $1 AND work_batch_id = $2"),
+  /** Failed → New in its new batch, as if never filed: the history keeps what happened before. */
+  retryItem: statement(
+    "retry_item",
+    `UPDATE work_items SET status = 'New', work_batch_id = $3, attempts = 0, polls = 0, error = NULL, result = NULL, next_attempt_at = NULL,
+            last_error = NULL, application_number = NULL, registration_number = NULL, submitted_at = NULL, decided_at = NULL,
+            deadline_risk_at = NULL, updated_at = $4, completed_at = NULL
+      WHERE company_id = $1 AND work_item_id = $2 AND status = 'Failed'
+      RETURNING ${ITEM_COLUMNS}`,
+  ),
+  /** Across companies: a delivery by its id alone. */
+  findDeliveryCompany: statement("find_delivery_company", "SELECT company_id FROM webhook_outbox WHERE delivery_id = $1"),
+} as const;

@@ -1,0 +1,179 @@
+/**
+ * Store contract for the operations surface (SPEC §12): operators and their credentials,
+ * counters, the cross-company list, the timeline, retry, cancel, pause and the audit log, run
+ * against every backend on a real database.
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import type { OperatorAction, Store } from "../../src/store/store.ts";
+import { availableBackends, openFreshStore, type Backend } from "../helpers/backends.ts";
+import { addItems } from "../helpers/store-items.ts";
+import { claimNextBatch, closeOpenBatches } from "../helpers/sweeps.ts";
+import { recordStoreStatements } from "../helpers/statement-recorder.ts";
+
+recordStoreStatements();
+
+// After the items' creation (intake stamps them with the real clock), so timelines sort as they happened.
+const base = Date.now() + 60_000;
+const at = (seconds: number) => new Date(base + seconds * 1000).toISOString();
+const action = (seconds: number, reason = "the authority was down"): OperatorAction => ({
+  operator: { operatorId: "op_1", email: "ops@example.com" },
+  reason,
+  at: at(seconds),
+});
+
+async function withStore(backend: Backend, body: (store: Store) => Promise<void>): Promise<void> {
+  const { store, cleanup } = await openFreshStore(backend);
+  try {
+    for (const companyId of [1, 2]) await store.createCompany({ companyId, name: `c${companyId}` });
+    await body(store);
+  } finally {
+    await cleanup();
+  }
+}
+
+/** Files every item of the company's batch and fails them, as the bot would after a rejection. */
+async function failAll(store: Store, seconds: number): Promise<number[]> {
+  await closeOpenBatches(store, at(seconds));
+  const batch = (await claimNextBatch(store, { owner: "w", dueBefore: at(seconds), leaseExpiresAt: at(seconds + 60) }))!;
+  const items = (await store.takeDueItems(batch, { now: at(seconds), dueBefore: at(seconds), limit: 100, leaseExpiresAt: at(seconds + 60) }))!;
+  for (const item of items) {
+    const error = { code: "AUTHORITY_REJECTED", message: "plannedLoad too high", details: [] };
+    assert.ok(await store.recordItemOutcome(batch, item.workItemId, { kind: "failed", error, decided: true }, { now: at(seconds + 1), leaseExpiresAt: at(seconds + 60) }));
+  }
+  assert.equal(await store.finishBatch(batch, { now: at(seconds + 2) }), "completed");
+  return items.map((item) => item.workItemId);
+}
+
+for (const backend of await availableBackends()) {
+  describe(`store operations [${backend.name}]`, { timeout: 60_000 }, () => {
+    test("operators: unique e-mail, disable ends sessions and tokens, a new password ends sessions", () => withStore(backend, async (store) => {
+      const created = await store.createOperator({ operatorId: "op_1", email: "a@example.com", role: "viewer", passwordHash: "h1", now: at(0) });
+      assert.deepEqual(created, { operatorId: "op_1", email: "a@example.com", role: "viewer", disabled: false, createdAt: at(0) });
+      assert.equal(await store.createOperator({ operatorId: "op_2", email: "a@example.com", role: "admin", passwordHash: "h2", now: at(1) }), undefined);
+      await store.addOperatorToken({ operatorId: "op_1", tokenHash: "t1", now: at(1) });
+      await store.addOperatorSession({ operatorId: "op_1", sessionHash: "s1", now: at(1) });
+      assert.equal((await store.findOperatorByToken("t1"))?.email, "a@example.com");
+      assert.equal((await store.findOperatorBySession("s1", at(0)))?.lastSeenAt, at(1));
+      assert.equal(await store.findOperatorBySession("s1", at(2)), undefined, "idle since before the cut-off");
+      await store.touchOperatorSession("s1", at(3));
+      assert.ok(await store.findOperatorBySession("s1", at(2)));
+      assert.ok(await store.setOperatorPassword("a@example.com", "h3"));
+      assert.equal(await store.findOperatorBySession("s1", at(0)), undefined);
+      assert.equal((await store.findOperatorByEmail("a@example.com"))?.passwordHash, "h3");
+      await store.addOperatorSession({ operatorId: "op_1", sessionHash: "s2", now: at(4) });
+      assert.equal((await store.disableOperator("a@example.com", at(5)))?.disabled, true);
+      assert.equal(await store.findOperatorByToken("t1"), undefined);
+      assert.equal(await store.findOperatorBySession("s2", at(0)), undefined);
+      assert.equal(await store.disableOperator("nobody@example.com", at(5)), undefined);
+      assert.deepEqual((await store.listOperators()).map((o) => [o.email, o.disabled]), [["a@example.com", true]]);
+    }));
+
+    test("overview: counters follow intake and every state change; open batch items, oldest New, recent failures", () => withStore(backend, async (store) => {
+      await addItems(store, 1, 3);
+      const failed = await failAll(store, 10);
+      await addItems(store, 1, 2);
+      await addItems(store, 2, 1);
+      const [first] = await store.companyOverview({ now: at(30) });
+      assert.deepEqual(first!.counts, { new: 2, inProgress: 0, submitted: 0, successful: 0, failed: 3, cancelled: 0 });
+      assert.equal(first!.openBatchItems, 2);
+      assert.equal(first!.failedLast24h, 3);
+      assert.ok(first!.oldestNewAt);
+      const retried = await store.retryWorkItem(failed[0]!, { batchMaxItems: 1000 }, action(40));
+      assert.equal(retried.kind, "done");
+      const overview = await store.companyOverview({ now: at(50) });
+      assert.deepEqual(overview.map((c) => [c.companyId, c.name, c.counts.new, c.counts.failed, c.openBatchItems]), [
+        [1, "c1", 3, 2, 3],
+        [2, "c2", 1, 0, 1],
+      ]);
+      const tomorrow = new Date(Date.parse(at(50)) + 25 * 3600_000).toISOString();
+      assert.equal((await store.companyOverview({ now: tomorrow }))[0]!.failedLast24h, 0);
+    }));
+
+    test("retry: Failed → New in the Open batch with attempts reset, event, audit, timeline; 409 otherwise", () => withStore(backend, async (store) => {
+      await addItems(store, 1, 2);
+      const [a] = await failAll(store, 10);
+      const outcome = await store.retryWorkItem(a!, { batchMaxItems: 1000 }, action(20));
+      assert.equal(outcome.kind, "done");
+      const item = outcome.kind === "done" ? outcome.item : undefined;
+      assert.equal(item?.status, "New");
+      assert.equal(item?.companyId, 1);
+      assert.equal(item?.attempts, 0);
+      assert.equal(item?.error, null);
+      const batch = await store.getWorkBatch(1, item!.workBatchId);
+      assert.equal(batch?.status, "Open");
+      assert.equal((await store.retryWorkItem(a!, { batchMaxItems: 1000 }, action(21))).kind, "conflict");
+      assert.equal((await store.retryWorkItem(999_999, { batchMaxItems: 1000 }, action(21))).kind, "notFound");
+      const events = await store.listEvents(1, { afterPosition: 0, limit: 100 });
+      assert.deepEqual(events.map((e) => e.type), ["workitem.failed", "workitem.failed", "workitem.retried"]);
+      const audit = await store.listAudit({ limit: 10 });
+      assert.deepEqual(audit.map((e) => [e.action, e.target.companyId, e.target.workItemId, e.reason]), [["workitem.retry", 1, a, "the authority was down"]]);
+      const { timeline } = (await store.getWorkItemTimeline(a!))!;
+      assert.deepEqual(
+        timeline.map((e) => [e.kind, e.status]),
+        [["created", "New"], ["status", "InProgress"], ["attempt", null], ["status", "Failed"], ["operator", null], ["status", "New"]],
+      );
+      assert.match(timeline[2]!.detail!, /Rejected: AUTHORITY_REJECTED: plannedLoad too high/);
+      assert.deepEqual(timeline[4]!.operator, { operatorId: "op_1", email: "ops@example.com" });
+      assert.equal(timeline[4]!.reason, "the authority was down");
+    }));
+
+    test("retry rolls a full Open batch over, as intake does", () => withStore(backend, async (store) => {
+      await addItems(store, 1, 1);
+      const [a] = await failAll(store, 10);
+      await addItems(store, 1, 2);
+      const outcome = await store.retryWorkItem(a!, { batchMaxItems: 2 }, action(20));
+      assert.equal(outcome.kind, "done");
+      const batch = await store.getWorkBatch(1, outcome.kind === "done" ? outcome.item.workBatchId : 0);
+      assert.equal(batch?.status, "Open");
+      assert.equal(batch?.counts.new, 1, "a new Open batch, the full one closed");
+    }));
+
+    test("bulk retry: by company and code, bounded by its limit", () => withStore(backend, async (store) => {
+      await addItems(store, 1, 3);
+      await failAll(store, 10);
+      await addItems(store, 2, 2);
+      await failAll(store, 20);
+      assert.equal(await store.retryWorkItems({ companyId: 2, code: "OTHER" }, { batchMaxItems: 1000, limit: 100 }, action(30)), 0);
+      assert.equal(await store.retryWorkItems({ companyId: 2, code: "AUTHORITY_REJECTED" }, { batchMaxItems: 1000, limit: 100 }, action(30)), 2);
+      assert.equal(await store.retryWorkItems({ failedAfter: at(0) }, { batchMaxItems: 1000, limit: 2 }, action(31)), 2);
+      assert.equal(await store.retryWorkItems({}, { batchMaxItems: 1000, limit: 100 }, action(32)), 1);
+      assert.equal((await store.listAudit({ limit: 100 })).length, 5);
+    }));
+
+    test("operator cancel, pause and resume, redeliver: each with its audit entry", () => withStore(backend, async (store) => {
+      const [a] = await addItems(store, 2, 1);
+      const cancelled = await store.operatorCancelWorkItem(a!.workItemId, action(1, "customer asked"));
+      assert.equal(cancelled.kind, "done");
+      assert.equal((await store.operatorCancelWorkItem(a!.workItemId, action(2))).kind, "conflict");
+      await store.setWorkTypePaused("AuthorityRvdm", true, action(3, "maintenance"));
+      await store.setWorkTypePaused("AuthorityRvdm", true, action(3, "maintenance"));
+      assert.deepEqual(await store.pausedWorkTypes(), ["AuthorityRvdm"]);
+      await addItems(store, 2, 1);
+      assert.equal(await store.closeOpenBatches(2, at(4)), 0, "a paused work type's batches stay Open");
+      await store.setWorkTypePaused("AuthorityRvdm", false, action(5, "maintenance over"));
+      assert.deepEqual(await store.pausedWorkTypes(), []);
+      assert.equal(await store.closeOpenBatches(2, at(6)), 1);
+      assert.equal(await store.operatorRedeliverWebhook(999_999, action(7)), false);
+      const audit = await store.listAudit({ limit: 2 });
+      assert.deepEqual(audit.map((e) => e.action), ["bot.resume", "bot.pause"]);
+      const older = await store.listAudit({ limit: 10, beforeAuditId: audit[1]!.auditId });
+      assert.deepEqual(older.map((e) => [e.action, e.reason]), [["bot.pause", "maintenance"], ["workitem.cancel", "customer asked"]]);
+    }));
+
+    test("listAllWorkItems: across companies, newest first, by filter and cursor", () => withStore(backend, async (store) => {
+      await addItems(store, 1, 2);
+      await addItems(store, 2, 2);
+      const all = await store.listAllWorkItems({ limit: 10 });
+      assert.deepEqual(all.map((i) => i.companyId), [2, 2, 1, 1]);
+      const page = await store.listAllWorkItems({ limit: 10, beforeWorkItemId: all[1]!.workItemId });
+      assert.deepEqual(page.map((i) => i.workItemId), all.slice(2).map((i) => i.workItemId));
+      assert.equal((await store.listAllWorkItems({ limit: 10, companyId: 1 })).length, 2);
+      assert.equal((await store.listAllWorkItems({ limit: 10, status: "Failed" })).length, 0);
+      assert.equal((await store.listAllWorkItems({ limit: 10, status: "New", customerReference: "ref-0" })).length, 2);
+      await store.recordBotPass({ startedAt: at(1), finishedAt: at(2), submitted: 1, succeeded: 2, failed: 3, retried: 4 });
+      await store.recordBotPass({ startedAt: at(3), finishedAt: at(4), submitted: 0, succeeded: 0, failed: 0, retried: 0 });
+      assert.equal((await store.lastBotPass())?.startedAt, at(3));
+    }));
+  });
+}
