@@ -4,6 +4,7 @@ import type { KeyStatusCache } from "./auth/key-status.ts";
 import type { TokenService } from "./auth/tokens.ts";
 import type { Config } from "./config.ts";
 import type { Metrics } from "./metrics.ts";
+import type { OperatorAuth } from "./operators/operator-auth.ts";
 import type { RateLimits } from "./rate-limit/index.ts";
 import type { Store } from "./store/store.ts";
 
@@ -24,4 +25,6 @@ export interface AppContext {
   rateLimits: RateLimits;
   /** onRequest hook of every protected route; sets `request.tenant`, then applies the company's rate limit. */
   bearerGuard: onRequestHookHandler;
+  /** Operator tokens and console sessions (SPEC §12.1), looked up in the store by every process. */
+  operatorAuth: OperatorAuth;
 }

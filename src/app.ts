@@ -22,6 +22,7 @@ import { finishOpenApiDocument } from "./http/openapi-contract.ts";
 import { serverKey } from "./lib/server-keys.ts";
 import { createLogger } from "./logger.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
+import { OperatorAuth } from "./operators/operator-auth.ts";
 import { createRateLimits } from "./rate-limit/index.ts";
 import type { Store } from "./store/store.ts";
 import { registerAuthorityRvdm } from "./surfaces/authority-rvdm/index.ts";
@@ -61,7 +62,7 @@ export async function createAppContext(
         });
       }
     : guard;
-  return { config, store, tokens, keyStatus, loginKeys, metrics, rateLimits, bearerGuard };
+  return { config, store, tokens, keyStatus, loginKeys, metrics, rateLimits, bearerGuard, operatorAuth: new OperatorAuth(store) };
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;

@@ -22,6 +22,9 @@ import {
   type SubmitAnswer,
 } from "../authority/protocol.ts";
 
+/** The adapter's name: the key of the circuit breaker every process shares (SPEC §10). */
+export const HTTP_AUTHORITY_NAME = "http";
+
 export interface HttpAuthorityOptions {
   /** e.g. https://authority.example; the registrations path is appended. */
   baseUrl: string;
@@ -54,7 +57,7 @@ export function createHttpAuthorityAdapter(options: HttpAuthorityOptions): Autho
   }
 
   return {
-    name: "http",
+    name: HTTP_AUTHORITY_NAME,
 
     async submit(submission: AuthoritySubmission): Promise<SubmitAnswer> {
       const payload: RegistrationRequest = { workType: submission.workType, request: submission.request };
