@@ -20,6 +20,7 @@ import { documentDocsRoute, OpenApiDocumentSchema } from "./http/docs.ts";
 import { installRequestObservation } from "./http/observability.ts";
 import { finishOpenApiDocument } from "./http/openapi-contract.ts";
 import { serverKey } from "./lib/server-keys.ts";
+import { registerConsole } from "./console/index.ts";
 import { createLogger } from "./logger.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
 import { OperatorAuth } from "./operators/operator-auth.ts";
@@ -129,5 +130,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await registerVlmMad(app, ctx);
   await registerEvents(app, ctx);
   await registerWebhooks(app, ctx);
+  await registerConsole(app, ctx);
   return app;
 }

@@ -9,6 +9,8 @@ export interface RateLimits {
   /** "memory": per process; "redis": shared by every process using the same REDIS_URL. */
   readonly mode: "memory" | "redis";
   readonly login: LoginThrottle;
+  /** Console sign-in failures (SPEC §12.1), the same rules with the operator's e-mail as the key. */
+  readonly operatorSignIn: LoginThrottle;
   /** Undefined when RATE_LIMIT_TENANT_RPS or RATE_LIMIT_TENANT_BURST is 0. */
   readonly tenant: TenantLimit | undefined;
   /**
@@ -24,6 +26,7 @@ export function createRateLimits(config: Config, logger: FastifyBaseLogger): Rat
   return {
     mode: factory.mode,
     login: new LoginThrottle(factory, config.loginFailuresPerMinute),
+    operatorSignIn: new LoginThrottle(factory, config.loginFailuresPerMinute, "operator-signin-fail"),
     tenant: createTenantLimit(factory, config.rateLimitTenantRps, config.rateLimitTenantBurst),
     ready: () => factory.ready(),
     close: () => factory.close(),

@@ -38,12 +38,13 @@ export class LoginThrottle {
   private readonly byKey: Limiter | undefined;
   private readonly byKeyAndAddress: Limiter | undefined;
 
-  constructor(factory: LimiterFactory, failuresPerMinute: number) {
+  /** `counters` namespaces the counts, so console sign-ins (keyed by e-mail) and API logins never share them. */
+  constructor(factory: LimiterFactory, failuresPerMinute: number, counters = "login-fail") {
     if (failuresPerMinute <= 0) return;
     const spec = (keyPrefix: string) => ({ keyPrefix, points: failuresPerMinute, durationSeconds: WINDOW_SECONDS });
-    this.byAddress = factory.create(spec("login-fail-addr"));
-    this.byKey = factory.create(spec("login-fail-key"));
-    this.byKeyAndAddress = factory.create(spec("login-fail-key-addr"));
+    this.byAddress = factory.create(spec(`${counters}-addr`));
+    this.byKey = factory.create(spec(`${counters}-key`));
+    this.byKeyAndAddress = factory.create(spec(`${counters}-key-addr`));
   }
 
   /**

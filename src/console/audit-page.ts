@@ -1,0 +1,42 @@
+/** GET /console/audit: every operator action, newest first, paged (SPEC §12.2); nothing here changes or deletes an entry. */
+import type { FastifyInstance } from "fastify";
+import type { AppContext } from "../app-context.ts";
+import { ApiError } from "../errors.ts";
+import type { AuditEntry } from "../store/store.ts";
+import { html, type Html } from "./html.ts";
+import { nextPageLink, page, time } from "./layout.ts";
+import { positiveInteger, queryFields } from "./params.ts";
+import { viewerOf } from "./security.ts";
+
+const PAGE_SIZE = 50;
+
+function target(entry: AuditEntry): Html {
+  const { companyId, workItemId, workType, deliveryId } = entry.target;
+  const parts: Html[] = [];
+  if (workItemId !== null) parts.push(html`item <a href="/console/work-items/${workItemId}">${workItemId}</a>`);
+  if (deliveryId !== null) parts.push(html`delivery ${deliveryId}`);
+  if (workType !== null) parts.push(html`work type ${workType}`);
+  if (companyId !== null) parts.push(html`company ${companyId}`);
+  return html`${parts.map((part, index) => html`${index > 0 ? ", " : ""}${part}`)}`;
+}
+
+export function registerAuditPage(app: FastifyInstance, ctx: AppContext): void {
+  app.get("/audit", async (request, reply) => {
+    const viewer = viewerOf(request, reply);
+    const cursor = queryFields(request.query).cursor;
+    const beforeAuditId = cursor ? positiveInteger(cursor) : undefined;
+    if (cursor && beforeAuditId === undefined) throw new ApiError("VALIDATION_FAILED", "That page link is not valid; start from the first page.");
+    const entries = await ctx.store.listAudit({ limit: PAGE_SIZE, ...(beforeAuditId ? { beforeAuditId } : {}) });
+    const last = entries.at(-1);
+    const rows = entries.map(
+      (entry) => html`<tr><td>${time(entry.at)}</td><td>${entry.operator.email}</td><td>${entry.action}</td><td>${target(entry)}</td><td class="wrap">${entry.reason}</td></tr>`,
+    );
+    const body = html`${entries.length === 0
+      ? html`<p>No operator has acted yet.</p>`
+      : html`<div class="table-scroll" role="region" aria-label="Audit log" tabindex="0"><table>
+<thead><tr><th scope="col">When</th><th scope="col">Operator</th><th scope="col">Action</th><th scope="col">Target</th><th scope="col">Reason</th></tr></thead>
+<tbody>${rows}</tbody></table></div>`}
+${nextPageLink(entries.length === PAGE_SIZE && last ? `/console/audit?cursor=${last.auditId}` : undefined)}`;
+    return reply.type("text/html; charset=utf-8").send(page(viewer, "audit", "Audit log", body).markup);
+  });
+}

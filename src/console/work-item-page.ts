@@ -1,0 +1,115 @@
+/**
+ * GET /console/work-items/:id: the item, why it failed, its timeline oldest first, and the
+ * actions the role allows (SPEC §12.3). POST …/retry and …/cancel, each with a reason.
+ */
+import type { FastifyInstance } from "fastify";
+import type { AppContext } from "../app-context.ts";
+import { ApiError } from "../errors.ts";
+import { mayAct } from "../operators/roles.ts";
+import type { OperatorItemOutcome, OperatorWorkItemView, TimelineEntry } from "../store/store.ts";
+import { html, type Html } from "./html.ts";
+import { csrfField, page, reasonField, statusBadge, time, type Viewer } from "./layout.ts";
+import { positiveInteger } from "./params.ts";
+import { operatorAction, viewerOf } from "./security.ts";
+
+type ItemParams = { Params: { id: string } };
+
+const itemId = (raw: string): number => {
+  const id = positiveInteger(raw);
+  if (id === undefined) throw new ApiError("NOT_FOUND", "There is no work item with that number.");
+  return id;
+};
+
+function facts(item: OperatorWorkItemView): Html {
+  const row = (label: string, value: Html | string | number | null) => html`<dt>${label}</dt><dd>${value ?? html`<span aria-label="none">—</span>`}</dd>`;
+  return html`<dl class="facts">
+${row("Status", statusBadge(item.status))}
+${row("Customer reference", item.customerReference)}
+${row("Document reference", item.documentReference)}
+${row("Company", item.companyId)}
+${row("Work type", item.workType)}
+${row("Batch", item.workBatchId)}
+${row("Transient failures", item.attempts)}
+${row("Application number", item.authority.applicationNumber)}
+${row("Registration number", item.result?.registrationNumber ?? item.authority.registrationNumber)}
+${row("Deadline", time(item.deadlineAt))}
+${row("Created", time(item.createdAt))}
+${row("Updated", time(item.updatedAt))}
+${row("Completed", time(item.completedAt))}
+${row("Webhook URL", item.webhookUrl)}
+</dl>`;
+}
+
+function whyItFailed(item: OperatorWorkItemView): Html {
+  if (!item.error) return html``;
+  const details = item.error.details.map((detail) => html`<li><code>${detail.field}</code>: ${detail.message}</li>`);
+  return html`<section class="failure" aria-labelledby="failure-heading">
+<h2 id="failure-heading">Why it failed</h2>
+<p><code>${item.error.code}</code>: ${item.error.message}</p>
+${details.length > 0 ? html`<ul>${details}</ul>` : ""}
+</section>`;
+}
+
+function timelineTable(timeline: TimelineEntry[]): Html {
+  const rows = timeline.map(
+    (entry) => html`<tr><td>${time(entry.at)}</td><td>${entry.kind}</td><td>${entry.status ? statusBadge(entry.status) : ""}</td>
+<td class="wrap">${entry.detail ?? ""}</td><td>${entry.operator?.email ?? ""}</td><td class="wrap">${entry.reason ?? ""}</td></tr>`,
+  );
+  return html`<section aria-labelledby="timeline-heading"><h2 id="timeline-heading">Timeline</h2>
+<div class="table-scroll" role="region" aria-labelledby="timeline-heading" tabindex="0">
+<table><thead><tr><th scope="col">When</th><th scope="col">What</th><th scope="col">Status</th><th scope="col">Detail</th><th scope="col">Operator</th><th scope="col">Reason</th></tr></thead>
+<tbody>${rows}</tbody></table>
+</div></section>`;
+}
+
+function actions(item: OperatorWorkItemView, viewer: Viewer): Html {
+  if (!mayAct(viewer.operator.role)) return html``;
+  const form = (action: "retry" | "cancel", label: string, explanation: string) => html`<form method="post" action="/console/work-items/${item.workItemId}/${action}" class="stacked narrow">
+<p>${explanation}</p>
+${csrfField(viewer.csrfToken)}
+${reasonField(`${action}-reason`)}
+<button type="submit">${label}</button>
+</form>`;
+  const possible = [
+    item.status === "Failed" ? form("retry", "Retry", "Put the item back to New in its company's open batch, with its attempts reset.") : "",
+    item.status === "New" ? form("cancel", "Cancel item", "Cancel the item while its batch is still open.") : "",
+  ];
+  return html`<section aria-labelledby="actions-heading"><h2 id="actions-heading">Actions</h2>
+${item.status === "Failed" || item.status === "New" ? possible : html`<p>No action applies to an item that is ${item.status}.</p>`}
+</section>`;
+}
+
+export function registerWorkItemPage(app: FastifyInstance, ctx: AppContext): void {
+  app.get<ItemParams>("/work-items/:id", async (request, reply) => {
+    const viewer = viewerOf(request, reply);
+    const found = await ctx.store.getWorkItemTimeline(itemId(request.params.id));
+    if (!found) throw new ApiError("NOT_FOUND", "There is no work item with that number.");
+    const { item, timeline } = found;
+    const body = html`<p class="muted">Work item ${item.workItemId}</p>
+${facts(item)}
+${whyItFailed(item)}
+${actions(item, viewer)}
+${timelineTable(timeline)}
+<section aria-labelledby="request-heading"><h2 id="request-heading">Request as submitted</h2>
+<pre class="request" tabindex="0">${JSON.stringify(item.request, null, 2)}</pre></section>`;
+    return reply.type("text/html; charset=utf-8").send(page(viewer, "work-items", `Work item ${item.customerReference}`, body).markup);
+  });
+
+  const answer = (outcome: OperatorItemOutcome, id: number, verb: string): string => {
+    if (outcome.kind === "notFound") throw new ApiError("NOT_FOUND", "There is no work item with that number.");
+    if (outcome.kind === "conflict") throw new ApiError("STATE_CONFLICT", `This item is ${outcome.item.status}, so it cannot be ${verb}.`);
+    return `/console/work-items/${id}`;
+  };
+
+  app.post<ItemParams>("/work-items/:id/retry", async (request, reply) => {
+    const action = operatorAction(request);
+    const id = itemId(request.params.id);
+    return reply.redirect(answer(await ctx.store.retryWorkItem(id, { batchMaxItems: ctx.config.batchMaxItems }, action), id, "retried"), 303);
+  });
+
+  app.post<ItemParams>("/work-items/:id/cancel", async (request, reply) => {
+    const action = operatorAction(request);
+    const id = itemId(request.params.id);
+    return reply.redirect(answer(await ctx.store.operatorCancelWorkItem(id, action), id, "cancelled"), 303);
+  });
+}

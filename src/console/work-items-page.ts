@@ -1,0 +1,91 @@
+/** GET /console/work-items: items across companies, newest first, with the filters of SPEC §12.2 and a keyset cursor. */
+import type { FastifyInstance } from "fastify";
+import type { AppContext } from "../app-context.ts";
+import type { WorkItemStatus } from "../domain/views.ts";
+import { ApiError } from "../errors.ts";
+import type { OperatorWorkItemsQuery, OperatorWorkItemView } from "../store/store.ts";
+import { html, queryString, type Html } from "./html.ts";
+import { nextPageLink, page, statusBadge, time } from "./layout.ts";
+import { positiveInteger, queryFields } from "./params.ts";
+import { viewerOf } from "./security.ts";
+
+const PAGE_SIZE = 50;
+export const ITEM_STATUSES: readonly WorkItemStatus[] = ["New", "InProgress", "Submitted", "Successful", "Failed", "Cancelled"];
+const TEXT_FILTERS = ["customerReference", "applicationNumber", "registrationNumber"] as const;
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+/** The filters as the form sends them: every value a string, empty meaning "any". */
+type FilterForm = Partial<Record<"companyId" | "status" | "deadlineBefore" | "cursor" | (typeof TEXT_FILTERS)[number], string>>;
+
+function parseFilters(form: FilterForm): OperatorWorkItemsQuery {
+  const query: OperatorWorkItemsQuery = { limit: PAGE_SIZE };
+  if (form.companyId) {
+    query.companyId = positiveInteger(form.companyId);
+    if (query.companyId === undefined) throw new ApiError("VALIDATION_FAILED", "Company must be a company number such as 7.");
+  }
+  if (form.status) {
+    if (!(ITEM_STATUSES as readonly string[]).includes(form.status)) throw new ApiError("VALIDATION_FAILED", `Status must be one of ${ITEM_STATUSES.join(", ")}.`);
+    query.status = form.status as WorkItemStatus;
+  }
+  for (const name of TEXT_FILTERS) {
+    const value = form[name]?.trim();
+    if (value) {
+      if (value.length > 200) throw new ApiError("VALIDATION_FAILED", "A search text may be at most 200 characters.");
+      query[name] = value;
+    }
+  }
+  if (form.deadlineBefore) {
+    if (!DATE.test(form.deadlineBefore) || Number.isNaN(Date.parse(form.deadlineBefore))) throw new ApiError("VALIDATION_FAILED", "Deadline before must be a date, e.g. 2026-12-01.");
+    query.deadlineBefore = new Date(`${form.deadlineBefore}T00:00:00Z`).toISOString();
+  }
+  if (form.cursor) {
+    query.beforeWorkItemId = positiveInteger(form.cursor);
+    if (query.beforeWorkItemId === undefined) throw new ApiError("VALIDATION_FAILED", "That page link is not valid; start from the first page.");
+  }
+  return query;
+}
+
+function filterForm(form: FilterForm): Html {
+  const text = (name: (typeof TEXT_FILTERS)[number], label: string) =>
+    html`<div><label for="filter-${name}">${label}</label><input id="filter-${name}" name="${name}" type="search" maxlength="200" value="${form[name] ?? ""}"></div>`;
+  const options = ITEM_STATUSES.map((status) => html`<option value="${status}"${form.status === status ? html` selected` : ""}>${status}</option>`);
+  return html`<form method="get" action="/console/work-items" class="filters" role="search" aria-label="Filter work items">
+<div><label for="filter-status">Status</label><select id="filter-status" name="status"><option value="">Any</option>${options}</select></div>
+<div><label for="filter-companyId">Company</label><input id="filter-companyId" name="companyId" type="text" inputmode="numeric" pattern="[0-9]*" value="${form.companyId ?? ""}"></div>
+${text("customerReference", "Customer reference")}
+${text("applicationNumber", "Application number")}
+${text("registrationNumber", "Registration number")}
+<div><label for="filter-deadlineBefore">Deadline before</label><input id="filter-deadlineBefore" name="deadlineBefore" type="date" value="${form.deadlineBefore ?? ""}"></div>
+<div class="filter-actions"><button type="submit">Filter</button> <a href="/console/work-items">Clear</a></div>
+</form>`;
+}
+
+function itemsTable(items: OperatorWorkItemView[]): Html {
+  if (items.length === 0) return html`<p>No work items match.</p>`;
+  const rows = items.map(
+    (item) => html`<tr>
+<td><a href="/console/work-items/${item.workItemId}">${item.customerReference}</a></td>
+<td class="num">${item.workItemId}</td><td class="num">${item.companyId}</td><td>${item.workType}</td><td>${statusBadge(item.status)}</td>
+<td>${item.error ? item.error.code : ""}</td><td>${time(item.deadlineAt)}</td><td>${time(item.createdAt)}</td>
+</tr>`,
+  );
+  return html`<div class="table-scroll" role="region" aria-label="Work items" tabindex="0">
+<table>
+<thead><tr><th scope="col">Customer reference</th><th scope="col">Item</th><th scope="col">Company</th><th scope="col">Work type</th><th scope="col">Status</th>
+<th scope="col">Error</th><th scope="col">Deadline</th><th scope="col">Created</th></tr></thead>
+<tbody>${rows}</tbody>
+</table>
+</div>`;
+}
+
+export function registerWorkItemsPage(app: FastifyInstance, ctx: AppContext): void {
+  app.get("/work-items", async (request, reply) => {
+    const viewer = viewerOf(request, reply);
+    const form: FilterForm = queryFields(request.query);
+    const items = await ctx.store.listAllWorkItems(parseFilters(form));
+    const last = items.at(-1);
+    const next = items.length === PAGE_SIZE && last ? `/console/work-items${queryString({ ...form, cursor: last.workItemId })}` : undefined;
+    const body = html`${filterForm(form)}\n${itemsTable(items)}\n${nextPageLink(next, "Older items")}`;
+    return reply.type("text/html; charset=utf-8").send(page(viewer, "work-items", "Work items", body).markup);
+  });
+}
