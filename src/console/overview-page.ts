@@ -29,7 +29,7 @@ function companiesTable(overview: Overview): Html {
 <td class="num">${company.failedLast24h}</td><td class="num">${company.pendingWebhookDeliveries}</td>
 </tr>`;
   });
-  return html`<div class="table-scroll" role="region" aria-labelledby="companies-heading" tabindex="0">
+  return html`<div class="table-scroll" role="region" aria-label="Companies table" tabindex="0">
 <table>
 <thead><tr><th scope="col">Company</th><th scope="col">New</th><th scope="col">In progress</th><th scope="col">Submitted</th><th scope="col">Successful</th>
 <th scope="col">Failed</th><th scope="col">Cancelled</th><th scope="col">In open batch</th><th scope="col">Oldest new</th><th scope="col">Failed (24 h)</th><th scope="col">Webhooks pending</th></tr></thead>

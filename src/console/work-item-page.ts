@@ -56,7 +56,7 @@ function timelineTable(timeline: TimelineEntry[]): Html {
 <td class="wrap">${entry.detail ?? ""}</td><td>${entry.operator?.email ?? ""}</td><td class="wrap">${entry.reason ?? ""}</td></tr>`,
   );
   return html`<section aria-labelledby="timeline-heading"><h2 id="timeline-heading">Timeline</h2>
-<div class="table-scroll" role="region" aria-labelledby="timeline-heading" tabindex="0">
+<div class="table-scroll" role="region" aria-label="Timeline entries" tabindex="0">
 <table><thead><tr><th scope="col">When</th><th scope="col">What</th><th scope="col">Status</th><th scope="col">Detail</th><th scope="col">Operator</th><th scope="col">Reason</th></tr></thead>
 <tbody>${rows}</tbody></table>
 </div></section>`;
