@@ -56,7 +56,7 @@ export function registerDeliveriesPage(app: FastifyInstance, ctx: AppContext): v
 ${deliveries.length === 0
   ? html`<p>No webhook deliveries.</p>`
   : html`<div class="table-scroll" role="region" aria-label="Webhook deliveries" tabindex="0"><table>
-<thead><tr><th scope="col">Delivery</th><th scope="col">Company</th><th scope="col">Item</th><th scope="col">Event</th><th scope="col">URL</th><th scope="col">Status</th>
+<thead><tr><th scope="col" class="num">Delivery</th><th scope="col" class="num">Company</th><th scope="col">Item</th><th scope="col">Event</th><th scope="col">URL</th><th scope="col">Status</th>
 <th scope="col">Attempts</th><th scope="col">Next attempt</th><th scope="col">Action</th></tr></thead>
 <tbody>${deliveries.map((delivery) => deliveryRow(delivery, viewer))}</tbody></table></div>`}
 ${nextPageLink(next, "Older deliveries")}`;

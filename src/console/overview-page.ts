@@ -31,8 +31,8 @@ function companiesTable(overview: Overview): Html {
   });
   return html`<div class="table-scroll" role="region" aria-label="Companies table" tabindex="0">
 <table>
-<thead><tr><th scope="col">Company</th><th scope="col">New</th><th scope="col">In progress</th><th scope="col">Submitted</th><th scope="col">Successful</th>
-<th scope="col">Failed</th><th scope="col">Cancelled</th><th scope="col">In open batch</th><th scope="col">Oldest new</th><th scope="col">Failed (24 h)</th><th scope="col">Webhooks pending</th></tr></thead>
+<thead><tr><th scope="col">Company</th><th scope="col" class="num">New</th><th scope="col" class="num">In progress</th><th scope="col" class="num">Submitted</th><th scope="col" class="num">Successful</th>
+<th scope="col" class="num">Failed</th><th scope="col" class="num">Cancelled</th><th scope="col" class="num">In open batch</th><th scope="col">Oldest new</th><th scope="col" class="num">Failed (24 h)</th><th scope="col" class="num">Webhooks pending</th></tr></thead>
 <tbody>${rows}</tbody>
 </table>
 </div>`;

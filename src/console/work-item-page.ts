@@ -22,7 +22,7 @@ const itemId = (raw: string): number => {
 
 function facts(item: OperatorWorkItemView): Html {
   const row = (label: string, value: Html | string | number | null) => html`<dt>${label}</dt><dd>${value ?? html`<span aria-label="none">—</span>`}</dd>`;
-  return html`<dl class="facts">
+  return html`<dl class="facts facts-wide">
 ${row("Status", statusBadge(item.status))}
 ${row("Customer reference", item.customerReference)}
 ${row("Document reference", item.documentReference)}
@@ -85,10 +85,10 @@ export function registerWorkItemPage(app: FastifyInstance, ctx: AppContext): voi
     const found = await ctx.store.getWorkItemTimeline(itemId(request.params.id));
     if (!found) throw new ApiError("NOT_FOUND", "There is no work item with that number.");
     const { item, timeline } = found;
-    const body = html`<p class="muted">Work item ${item.workItemId}</p>
-${facts(item)}
+    const body = html`<p class="muted">Work item ${item.workItemId} of company ${item.companyId}: ${statusBadge(item.status)}</p>
 ${whyItFailed(item)}
 ${actions(item, viewer)}
+<section aria-labelledby="details-heading"><h2 id="details-heading">Details</h2>${facts(item)}</section>
 ${timelineTable(timeline)}
 <section aria-labelledby="request-heading"><h2 id="request-heading">Request as submitted</h2>
 <pre class="request" tabindex="0">${JSON.stringify(item.request, null, 2)}</pre></section>`;

@@ -71,7 +71,7 @@ function itemsTable(items: OperatorWorkItemView[]): Html {
   );
   return html`<div class="table-scroll" role="region" aria-label="Work items" tabindex="0">
 <table>
-<thead><tr><th scope="col">Customer reference</th><th scope="col">Item</th><th scope="col">Company</th><th scope="col">Work type</th><th scope="col">Status</th>
+<thead><tr><th scope="col">Customer reference</th><th scope="col" class="num">Item</th><th scope="col" class="num">Company</th><th scope="col">Work type</th><th scope="col">Status</th>
 <th scope="col">Error</th><th scope="col">Deadline</th><th scope="col">Created</th></tr></thead>
 <tbody>${rows}</tbody>
 </table>
