@@ -32,6 +32,10 @@ describe("console in Chromium [sqlite]", { timeout: 120_000, skip }, () => {
       await signIn.goto(`${scene.baseUrl}/console/login`);
       await checkPage(signIn, "sign-in");
 
+      const watching = await signedInPage(scene, undefined, { fakeClock: true });
+      const failedOfCompany7 = watching.locator("#overview-live tbody tr").first().locator("td").nth(4);
+      assert.equal(await failedOfCompany7.innerText(), "2");
+
       const page = await signedInPage(scene);
       await checkPage(page, "overview");
       assert.ok(await page.getByRole("heading", { name: "Companies" }).isVisible());
@@ -60,6 +64,10 @@ describe("console in Chromium [sqlite]", { timeout: 120_000, skip }, () => {
       await page.reload();
       assert.match(await page.locator(".facts .badge").first().innerText(), /^Successful$/);
       assert.match(await page.getByRole("region", { name: "Timeline", exact: true }).innerText(), /The authority is back up/);
+
+      await watching.clock.runFor(31_000);
+      await watching.locator("#overview-live tbody tr").first().locator("td").nth(4).filter({ hasText: /^1$/ }).waitFor({ timeout: 10_000 });
+      assert.match(watching.url(), /\/console$/, "refreshed in place, without a reload");
 
       await page.getByRole("link", { name: "Webhook deliveries" }).click();
       await checkPage(page, "webhook-deliveries");

@@ -66,8 +66,10 @@ export async function withConsoleScene(body: (scene: ConsoleScene) => Promise<vo
 }
 
 /** A new page of its own browser context, signed in through the form. */
-export async function signedInPage(scene: ConsoleScene, viewport: { width: number; height: number } = DESKTOP): Promise<Page> {
+export async function signedInPage(scene: ConsoleScene, viewport: { width: number; height: number } = DESKTOP, options: { fakeClock?: boolean } = {}): Promise<Page> {
   const context = await scene.browser.newContext({ viewport });
+  // A page whose timers the test moves on, to see the 30-second refresh without waiting for it.
+  if (options.fakeClock) await context.clock.install();
   const page = await context.newPage();
   await page.goto(`${scene.baseUrl}/console`);
   assert.match(page.url(), /\/console\/login$/, "signed out, the console sends you to sign in");
