@@ -40,13 +40,17 @@ export async function installConsoleSecurity(app: FastifyInstance, ctx: AppConte
   // Derived from the token signing key, so every process of one database signs cookies alike
   // without another secret to configure.
   const jwtKey = await serverKey(ctx.store, "jwt", ctx.config.jwtSecret);
-  const cookieSecret = createHmac("sha256", jwtKey).update("console-cookies").digest("base64url");
-  await app.register(cookie, { secret: cookieSecret });
+  const derive = (purpose: string) => createHmac("sha256", jwtKey).update(purpose).digest("base64url");
+  await app.register(cookie, { secret: derive("console-cookies") });
   await app.register(csrfProtection, {
     sessionPlugin: "@fastify/cookie",
     cookieKey: CSRF_COOKIE,
     cookieOpts: { ...sessionCookieOptions, signed: true },
     getToken: (request) => formField(request, "_csrf"),
+    // Tokens are bound to the session: a CSRF cookie planted from another port of this host
+    // (cookies do not isolate ports) is worthless without the victim's own session id.
+    getUserInfo: csrfUserInfo,
+    csrfOpts: { hmacKey: derive("console-csrf") },
   });
 
   app.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string", bodyLimit: FORM_BODY_LIMIT }, (_request, body, done) => {
@@ -85,6 +89,15 @@ function refuseCrossSite(request: FastifyRequest): void {
   }
 }
 
+/** What a CSRF token is bound to: the session cookie as sent, or "signed out" (the library refuses an empty one). */
+export function csrfUserInfo(request: FastifyRequest): string {
+  const sessionId = request.cookies[SESSION_COOKIE];
+  return sessionId ? `session:${sessionId}` : "signed-out";
+}
+
+/** A CSRF token for the forms of this answer. */
+export const csrfTokenFor = (request: FastifyRequest, reply: FastifyReply): string => reply.generateCsrf({ userInfo: csrfUserInfo(request) });
+
 /** A field of the parsed form, or undefined (no form, or not that field). */
 export function formField(request: FastifyRequest, name: string): string | undefined {
   const body = request.body;
@@ -111,7 +124,7 @@ export function requireSession(ctx: AppContext) {
 export function viewerOf(request: FastifyRequest, reply: FastifyReply): Viewer {
   const operator = signedIn.get(request);
   if (!operator) throw new ApiError("UNAUTHORIZED", "Sign in first.");
-  return { operator, csrfToken: reply.generateCsrf() };
+  return { operator, csrfToken: csrfTokenFor(request, reply) };
 }
 
 /**

@@ -83,6 +83,16 @@ for (const backend of await availableBackends()) {
         await stranger.get("/console/login");
         const otherToken = stranger.csrfToken;
         assert.equal((await client.post(cancel, { reason: "someone else's token", _csrf: otherToken })).statusCode, 403, "a token of another CSRF secret");
+        const planted = new ConsoleClient(t.app);
+        await planted.get("/console/login");
+        const anonymousToken = planted.csrfToken;
+        const withVictimSession = await t.app.inject({
+          method: "POST",
+          url: cancel,
+          headers: { "content-type": "application/x-www-form-urlencoded", cookie: `console_csrf=${planted.cookies.get("console_csrf")}; console_session=${client.cookies.get("console_session")}` },
+          payload: new URLSearchParams({ _csrf: anonymousToken, reason: "planted cookie" }).toString(),
+        });
+        assert.equal(withVictimSession.statusCode, 403, "a planted CSRF cookie and its token are not bound to the victim's session");
         assert.equal((await client.post(cancel, { reason: "right token" })).statusCode, 303);
       }));
 
@@ -174,6 +184,7 @@ for (const backend of await availableBackends()) {
         }
         const limited = await guesser.signIn(target.email, "guess-11-xxxxxxxxxx");
         assert.equal(limited.statusCode, 429);
+        assert.match(limited.body, /Too many failed sign-ins/);
         assert.ok(Number(limited.headers["retry-after"]) >= 1);
         assert.ok(!setCookies(limited).has("console_session"));
         assert.equal((await new ConsoleClient(t.app).signIn(other.email, other.password)).statusCode, 303, "another operator's right password from the same address");
