@@ -156,7 +156,11 @@ for (const backend of await availableBackends()) {
         const out = await client.post("/console/logout", {});
         assert.equal(out.statusCode, 303);
         assert.equal(out.headers.location, "/console/login");
-        assert.equal((await client.get("/console")).statusCode, 303, "the session ended");
+        for (const url of ["/console", "/console/overview/live", "/console/work-items", "/console/work-items/1", "/console/webhook-deliveries", "/console/audit"]) {
+          const answer = await client.get(url);
+          assert.equal(answer.statusCode, 303, `${url} after sign-out`);
+          assert.equal(answer.headers.location, "/console/login");
+        }
       }));
 
     test("the session cookie is Secure when the request came over https", () =>
