@@ -13,6 +13,11 @@ export const REDACTED_PATHS = [
   "*.bearerToken",
   "webhookSecret",
   "*.webhookSecret",
+  // The console's session and CSRF cookies, and an operator's password.
+  "req.headers.cookie",
+  "headers.cookie",
+  "password",
+  "*.password",
 ];
 
 export function createLogger(config: Pick<Config, "logLevel">, destination?: pino.DestinationStream) {
