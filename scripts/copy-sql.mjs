@@ -1,15 +1,17 @@
 // Post-build step: tsc emits only JavaScript, but the stores read their numbered .sql migrations
-// from beside their compiled code, so every .sql file under src/ is copied to the same place
-// under dist/.
+// and the console its stylesheet and script (src/console/assets/) from beside their compiled
+// code, so those files are copied to the same place under dist/.
 import { cpSync, readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 
-function sqlFiles(dir) {
+const CONSOLE_ASSETS = join("src", "console", "assets");
+
+function filesToCopy(dir) {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
-    if (statSync(path).isDirectory()) return sqlFiles(path);
-    return name.endsWith(".sql") ? [path] : [];
+    if (statSync(path).isDirectory()) return filesToCopy(path);
+    return name.endsWith(".sql") || dir === CONSOLE_ASSETS ? [path] : [];
   });
 }
 
-for (const file of sqlFiles("src")) cpSync(file, join("dist", relative("src", file)));
+for (const file of filesToCopy("src")) cpSync(file, join("dist", relative("src", file)));
