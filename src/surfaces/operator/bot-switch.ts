@@ -20,7 +20,7 @@ type OperatorBotSwitch = Static<typeof OperatorBotSwitch>;
 
 export const OperatorWorkTypeState = Type.Object(
   { workType: Type.String({ examples: [WORK_TYPES[0]] }), paused: Type.Boolean({ description: "true: the bot does not file items of this work type" }) },
-  { title: "OperatorWorkTypeState", examples: [{ workType: WORK_TYPES[0], paused: true }] },
+  { title: "OperatorWorkTypeState", description: "whether the bot files a work type now", examples: [{ workType: WORK_TYPES[0], paused: true }] },
 );
 
 export function registerBotSwitch(app: FastifyInstance, ctx: AppContext, paused: boolean): void {

@@ -8,7 +8,7 @@ import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../app-context.ts";
 import { WorkItemStatus } from "../../domain/views.ts";
 import { ApiError } from "../../errors.ts";
-import { OPERATOR_TAG, OperatorWorkItemParams, OperatorWorkItemView, operatorResponses, operatorSecurity } from "./schemas.ts";
+import { EXAMPLE_OPERATOR_ITEM, OPERATOR_TAG, OperatorWorkItemParams, OperatorWorkItemView, operatorResponses, operatorSecurity } from "./schemas.ts";
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
@@ -34,6 +34,16 @@ export const TimelineEntry = Type.Object(
 export const OperatorWorkItemDetail = Type.Composite([OperatorWorkItemView, Type.Object({ timeline: Type.Array(TimelineEntry, { description: "oldest first" }) })], {
   title: "OperatorWorkItemDetail",
   description: "a work item of any company with its timeline",
+  examples: [
+    {
+      ...EXAMPLE_OPERATOR_ITEM,
+      timeline: [
+        { at: "2026-11-21T14:03:12.000Z", kind: "created", status: "New", detail: "In batch 17", operator: null, reason: null },
+        { at: "2026-11-21T14:04:01.000Z", kind: "attempt", status: null, detail: "accepted: RVDM-A-7Q2M9K4XWD", operator: null, reason: null },
+        { at: "2026-11-21T14:04:02.000Z", kind: "status", status: "Successful", detail: null, operator: null, reason: null },
+      ],
+    },
+  ],
 });
 
 export const operatorWorkItemNotFound = (workItemId: number) => new ApiError("NOT_FOUND", `Work item ${workItemId} does not exist.`);

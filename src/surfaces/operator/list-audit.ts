@@ -40,7 +40,25 @@ export const AuditEntry = Type.Object(
 
 export const AuditPage = Type.Object(
   { entries: Type.Array(AuditEntry), nextCursor: Type.Union([Type.String(), Type.Null()], { description: "pass as cursor to get the next page; null on the last page" }) },
-  { title: "AuditPage", description: "one page of the audit log, newest first" },
+  {
+    title: "AuditPage",
+    description: "one page of the audit log, newest first",
+    examples: [
+      {
+        entries: [
+          {
+            auditId: 12,
+            at: "2026-11-23T10:15:00.000Z",
+            operator: { operatorId: "op_5b0f0e4c6a7d4e2f9c1b3a5d7e9f1a2b", email: "ops@example.com" },
+            action: "workitem.retry",
+            target: { companyId: 42, workItemId: 4711, workType: null, deliveryId: null },
+            reason: "authority outage on 23 Nov, resubmitting",
+          },
+        ],
+        nextCursor: null,
+      },
+    ],
+  },
 );
 
 export function register(app: FastifyInstance, ctx: AppContext): void {

@@ -9,7 +9,7 @@ import { WorkItemStatus } from "../../domain/views.ts";
 import { PositiveId } from "../shared/ids.ts";
 import { toInstant } from "../shared/instant.ts";
 import { decodeCursor, keysetPage } from "../shared/keyset-cursor.ts";
-import { OPERATOR_TAG, OperatorWorkItemView, operatorResponses, operatorSecurity, PageCursor, pageLimit } from "./schemas.ts";
+import { EXAMPLE_OPERATOR_ITEM, OPERATOR_TAG, OperatorWorkItemView, operatorResponses, operatorSecurity, PageCursor, pageLimit } from "./schemas.ts";
 
 const DEFAULT_LIMIT = 50;
 const Filter = (description: string) => Type.String({ minLength: 1, maxLength: 100, description });
@@ -31,7 +31,7 @@ export const OperatorWorkItemPage = Type.Object(
     items: Type.Array(OperatorWorkItemView),
     nextCursor: Type.Union([Type.String(), Type.Null()], { description: "pass as cursor to get the next page; null on the last page" }),
   },
-  { title: "OperatorWorkItemPage", description: "one page of work items across companies, newest first" },
+  { title: "OperatorWorkItemPage", description: "one page of work items across companies, newest first", examples: [{ items: [EXAMPLE_OPERATOR_ITEM], nextCursor: "djE6NDcxMQ" }] },
 );
 
 export function register(app: FastifyInstance, ctx: AppContext): void {

@@ -47,6 +47,7 @@ export const OperatorOverview = Type.Object(
   },
   {
     title: "OperatorOverview",
+    description: "every company with its item counts, and the bot as a whole",
     examples: [
       {
         companies: [

@@ -16,6 +16,7 @@ const DeliveryParams = Type.Object({ deliveryId: PositiveId("the delivery id (of
 export const OperatorWebhookDelivery = Type.Composite([WebhookDeliveryView, Type.Object({ companyId: PositiveId("the company the delivery belongs to") })], {
   title: "OperatorWebhookDelivery",
   description: "a webhook delivery of any company, with every attempt",
+  examples: (WebhookDeliveryView.examples as Array<Record<string, unknown>>).map((delivery) => ({ ...delivery, companyId: 42, status: "pending" })),
 });
 
 const deliveryNotFound = (deliveryId: number) => new ApiError("NOT_FOUND", `Webhook delivery ${deliveryId} does not exist.`);

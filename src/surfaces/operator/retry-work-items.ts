@@ -33,7 +33,7 @@ type OperatorRetryFilter = Static<typeof OperatorRetryFilter>;
 
 export const OperatorRetried = Type.Object(
   { retried: Type.Integer({ minimum: 0, maximum: MAX_RETRIED, description: `how many items went back to New (at most ${MAX_RETRIED}; call again for more)` }) },
-  { title: "OperatorRetried", examples: [{ retried: 37 }] },
+  { title: "OperatorRetried", description: "how many items the call retried", examples: [{ retried: 37 }] },
 );
 
 export function register(app: FastifyInstance, ctx: AppContext): void {

@@ -14,10 +14,13 @@ export const OPERATOR_TAG = "Operator";
 
 const exampleItem = (WorkItemView.examples as Array<Static<typeof WorkItemView>>)[0]!;
 
+/** For the examples of the schemas built on the item. */
+export const EXAMPLE_OPERATOR_ITEM = { ...exampleItem, companyId: 42 };
+
 export const OperatorWorkItemView = Type.Composite([WorkItemView, Type.Object({ companyId: PositiveId("the company the item belongs to") })], {
   title: "OperatorWorkItemView",
   description: "a work item as operators see it: the integrator's view plus its company",
-  examples: [{ ...exampleItem, companyId: 42 }],
+  examples: [EXAMPLE_OPERATOR_ITEM],
 });
 export type OperatorWorkItemView = Static<typeof OperatorWorkItemView>;
 
