@@ -36,6 +36,21 @@ export const OperatorRetried = Type.Object(
   { title: "OperatorRetried", description: "how many items the call retried", examples: [{ retried: 37 }] },
 );
 
+/**
+ * Calls `retryChunk(limit)` until it retries fewer than it was allowed (nothing more matches) or
+ * `max` items are retried; resolves to how many.
+ */
+export async function retryInChunks(retryChunk: (limit: number) => Promise<number>, max = MAX_RETRIED, chunk = CHUNK): Promise<number> {
+  let retried = 0;
+  while (retried < max) {
+    const limit = Math.min(chunk, max - retried);
+    const count = await retryChunk(limit);
+    retried += count;
+    if (count < limit) break;
+  }
+  return retried;
+}
+
 export function register(app: FastifyInstance, ctx: AppContext): void {
   app.post<{ Body: OperatorRetryFilter }>("/api/Operator/WorkItems/Retry", {
     schema: {
@@ -52,13 +67,7 @@ export function register(app: FastifyInstance, ctx: AppContext): void {
       const { reason, companyId, failedAfter, code } = request.body;
       const filter = { companyId, code, failedAfter: failedAfter === undefined ? undefined : toInstant(failedAfter, "failedAfter") };
       const action = operatorAction(request, reason);
-      let retried = 0;
-      while (retried < MAX_RETRIED) {
-        const limit = Math.min(CHUNK, MAX_RETRIED - retried);
-        const count = await ctx.store.retryWorkItems(filter, { batchMaxItems: ctx.config.batchMaxItems, limit }, action);
-        retried += count;
-        if (count < limit) break;
-      }
+      const retried = await retryInChunks((limit) => ctx.store.retryWorkItems(filter, { batchMaxItems: ctx.config.batchMaxItems, limit }, action));
       return { retried };
     },
   });
