@@ -115,6 +115,31 @@ for (const backend of await availableBackends()) {
       }
     });
 
+    test("bad input on every operator route is a 4xx problem, never a 5xx", async () => {
+      const admin = await createTestOperator(t.store, "admin");
+      const badIds = ["0", "-1", "1e400", "Infinity", "99999999999999999999", "abc", "%ZZ"];
+      const badBodies = ["[]", "null", '"x"', "{", '{"reason":null}', '{"reason":{}}', `{"reason":"${"x".repeat(70_000)}"}`, '{"__proto__":{"a":1},"reason":"x"}', '{"reason":"x","status":"Failed","companyId":1e400}'];
+      const badQueries = ["limit=abc", "limit=1e400", "cursor=%ZZ", "cursor=", "companyId=-1", "status=", "deadlineBefore=2026-13-45T99:99:99Z", "limit=1&limit=2"];
+      let checked = 0;
+      const check = async (method: ApiOperation["method"], url: string, payload?: string) => {
+        const response = await t.app.inject({ method, url, headers: { ...bearer(admin.token), "content-type": "application/json" }, ...(payload === undefined ? {} : { payload }) });
+        const where = `${method} ${url.slice(0, 80)} ${payload?.slice(0, 40) ?? ""}`;
+        assert.ok(response.statusCode < 500, `${where}: ${response.statusCode} ${response.body.slice(0, 200)}`);
+        if (response.statusCode >= 400) assertProblem(response, response.statusCode, where);
+        checked++;
+      };
+      for (const operation of operatorRoutes) {
+        const body = operation.jsonBody ? JSON.stringify(exampleBody(operation)) : undefined;
+        for (const id of operation.pathParams.length > 0 ? badIds : []) {
+          await check(operation.method, operation.path.replace(/\{[^}]+\}/g, id), body);
+        }
+        const url = fillPath(operation, ids);
+        for (const payload of operation.jsonBody ? badBodies : []) await check(operation.method, url, payload);
+        for (const query of operation.method === "GET" ? badQueries : []) await check(operation.method, `${url}?${query}`);
+      }
+      assert.ok(checked > 80, `checked ${checked}`);
+    });
+
     test("a disabled operator's token stops working within 5 seconds", async () => {
       const leaving = await createTestOperator(t.store, "admin");
       const overview = () => t.app.inject({ url: "/api/Operator/Overview", headers: bearer(leaving.token) });
