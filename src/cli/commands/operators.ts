@@ -6,7 +6,7 @@ import {
   createOperatorAccount, disableOperatorAccount, issueOperatorToken, OperatorAccountError, resetOperatorPassword,
 } from "../../operators/accounts.ts";
 import { OPERATOR_ROLES } from "../../operators/roles.ts";
-import type { Operator } from "../../store/store.ts";
+import type { Operator, Store } from "../../store/store.ts";
 import { CommandFailedError, requiredText, UsageError, type Command, type Flags } from "../command.ts";
 
 const EMAIL_OPTION = { email: { type: "string" } } as const;
@@ -61,46 +61,41 @@ export const operatorsList: Command = {
   },
 };
 
-export const operatorsDisable: Command = {
+/** A command that takes only --email and changes that operator's account. */
+function byEmail<T>(spec: { name: string; summary: string; act: (store: Store, email: string) => Promise<T>; human: (result: T) => string }): Command {
+  return {
+    name: spec.name,
+    usage: `${spec.name} --email E [--json]`,
+    summary: spec.summary,
+    options: EMAIL_OPTION,
+    async run({ store, flags }) {
+      const email = requiredText(flags, "email");
+      return asCommand(() => spec.act(store, email));
+    },
+    human: (result) => spec.human(result as T),
+  };
+}
+
+export const operatorsDisable = byEmail({
   name: "operators disable",
-  usage: "operators disable --email E [--json]",
   summary: "disable an operator; its sessions and tokens stop working within 5 seconds",
-  options: EMAIL_OPTION,
-  async run({ store, flags }) {
-    const email = requiredText(flags, "email");
-    return shown(await asCommand(() => disableOperatorAccount(store, email)));
-  },
-  human: (result) => `Disabled operator ${(result as Operator).email}.`,
-};
+  act: async (store, email) => shown(await disableOperatorAccount(store, email)),
+  human: (operator) => `Disabled operator ${operator.email}.`,
+});
 
-export const operatorsResetPassword: Command = {
+export const operatorsResetPassword = byEmail({
   name: "operators reset-password",
-  usage: "operators reset-password --email E [--json]",
   summary: "give an operator a new password (shown once); the old one stops working",
-  options: EMAIL_OPTION,
-  async run({ store, flags }) {
-    const email = requiredText(flags, "email");
-    return asCommand(() => resetOperatorPassword(store, email));
-  },
-  human: (result) => {
-    const { email, password } = result as { email: string; password: string };
-    return [`New password for ${email}:`, `  password: ${password}`, "It is not shown again."].join("\n");
-  },
-};
+  act: resetOperatorPassword,
+  human: ({ email, password }) => [`New password for ${email}:`, `  password: ${password}`, "It is not shown again."].join("\n"),
+});
 
-export const operatorsToken: Command = {
+export const operatorsToken = byEmail({
   name: "operators token",
-  usage: "operators token --email E [--json]",
   summary: "issue a bearer token for the operator API (shown once; each call makes a new one)",
-  options: EMAIL_OPTION,
-  async run({ store, flags }) {
-    const email = requiredText(flags, "email");
-    return asCommand(() => issueOperatorToken(store, email));
-  },
-  human: (result) => {
-    const { operatorId, token } = result as { operatorId: string; token: string };
-    return [`Token for operator ${operatorId}:`, `  token: ${token}`, "Send it as Authorization: Bearer <token> to /api/Operator/*. It is not shown again."].join("\n");
-  },
-};
+  act: issueOperatorToken,
+  human: ({ operatorId, token }) =>
+    [`Token for operator ${operatorId}:`, `  token: ${token}`, "Send it as Authorization: Bearer <token> to /api/Operator/*. It is not shown again."].join("\n"),
+});
 
 export const operatorCommands: Command[] = [operatorsCreate, operatorsList, operatorsDisable, operatorsResetPassword, operatorsToken];
