@@ -19,6 +19,9 @@ declare module "fastify" {
   }
 }
 
+/** What newOperatorToken makes (32 random bytes, base64url): anything else is refused without a store lookup. */
+const OPERATOR_TOKEN_SHAPE = new RegExp(`^${OPERATOR_TOKEN_PREFIX}[A-Za-z0-9_-]{43}$`);
+
 const HOW_TO_GET_AN_OPERATOR_TOKEN = "Send Authorization: Bearer <operator token>; get one with `npm run cli -- operators token --email E`.";
 
 export function createOperatorGuard(ctx: Pick<AppContext, "operatorAuth" | "tokens">): onRequestHookHandler {
@@ -28,7 +31,7 @@ export function createOperatorGuard(ctx: Pick<AppContext, "operatorAuth" | "toke
     const token = BEARER.exec(header)?.[1];
     if (token === undefined) throw unauthorized("The Authorization header must be 'Bearer <token>'.");
     if (token.startsWith(OPERATOR_TOKEN_PREFIX)) {
-      const operator = await ctx.operatorAuth.byToken(token);
+      const operator = OPERATOR_TOKEN_SHAPE.test(token) ? await ctx.operatorAuth.byToken(token) : undefined;
       if (!operator) throw unauthorized("The operator token is unknown, or its operator is disabled.");
       request.operator = operator;
       return;
