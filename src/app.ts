@@ -29,6 +29,7 @@ import type { Store } from "./store/store.ts";
 import { registerAuthorityRvdm } from "./surfaces/authority-rvdm/index.ts";
 import { registerEvents } from "./surfaces/events/index.ts";
 import { registerLogin } from "./surfaces/login/authenticate.ts";
+import { OPERATOR_SECURITY_SCHEME, registerOperator } from "./surfaces/operator/index.ts";
 import { registerOps } from "./surfaces/ops/index.ts";
 import { registerVlmMad } from "./surfaces/vlm-mad/ping.ts";
 import { registerWebhooks } from "./surfaces/webhooks/index.ts";
@@ -116,7 +117,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       },
       // Relative: the document names the server that serves it, wherever that is.
       servers: [{ url: "/", description: "the server that serves this document" }],
-      components: { securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" } } },
+      components: {
+        securitySchemes: {
+          bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" },
+          [OPERATOR_SECURITY_SCHEME]: { type: "http", scheme: "bearer", bearerFormat: "wio_…", description: "an operator token: npm run cli -- operators token --email E" },
+        },
+      },
     },
     transform: documentDocsRoute,
     transformObject: (document) => ("openapiObject" in document ? finishOpenApiDocument(document.openapiObject) : document.swaggerObject),
@@ -130,6 +136,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await registerVlmMad(app, ctx);
   await registerEvents(app, ctx);
   await registerWebhooks(app, ctx);
+  await registerOperator(app, ctx);
   await registerConsole(app, ctx);
   return app;
 }

@@ -6,6 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler } from "fastify";
 import { ApiError } from "../errors.ts";
+import { OPERATOR_TOKEN_PREFIX } from "../operators/credentials.ts";
 import type { KeyStatusCache } from "./key-status.ts";
 import { API_KEY_ROLE, TokenRejectedError, TokenService, type TokenClaims } from "./tokens.ts";
 
@@ -36,10 +37,13 @@ interface Pass {
   readonly tenant: Tenant;
 }
 type RememberingSocket = { [lastPass]?: Pass };
-const BEARER = /^Bearer +([^\s]+) *$/i;
+export const BEARER = /^Bearer +([^\s]+) *$/i;
 
-const unauthorized = (description: string | undefined) =>
-  new ApiError("UNAUTHORIZED", description ?? "Send Authorization: Bearer <token>; get a token from POST /api/Login/Authenticate.", {
+const HOW_TO_GET_A_TOKEN = "Send Authorization: Bearer <token>; get a token from POST /api/Login/Authenticate.";
+
+/** A 401 with the Bearer challenge; `description` undefined means no token was sent at all. */
+export const unauthorized = (description: string | undefined, missingDetail = HOW_TO_GET_A_TOKEN) =>
+  new ApiError("UNAUTHORIZED", description ?? missingDetail, {
     headers: {
       "www-authenticate": description === undefined ? 'Bearer realm="work-item-api"' : `Bearer realm="work-item-api", error="invalid_token", error_description="${description.replace(/"/g, "'")}"`,
     },
@@ -74,6 +78,8 @@ export function createBearerGuard(tokens: TokenService, keyStatus: KeyStatusCach
     try {
       claims = tokens.verify(match[1]!);
     } catch (error) {
+      // Checked only once the token failed as a JWT, so a valid token costs nothing more.
+      if (match[1]!.startsWith(OPERATOR_TOKEN_PREFIX)) return new ApiError("FORBIDDEN", "An operator token is accepted only on /api/Operator/*; integrator routes need a token from POST /api/Login/Authenticate.");
       return error instanceof TokenRejectedError ? unauthorized(error.message) : (error as Error);
     }
     const verdict = judge(claims);

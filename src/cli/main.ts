@@ -10,9 +10,10 @@ import { CommandFailedError, UsageError, type Command } from "./command.ts";
 import { botRunOnce } from "./commands/bot.ts";
 import { companiesCreate } from "./commands/companies.ts";
 import { keysCreate, keysList, keysRevoke } from "./commands/keys.ts";
+import { operatorCommands } from "./commands/operators.ts";
 import { webhooksSecret } from "./commands/webhooks.ts";
 
-export const commands: Command[] = [companiesCreate, keysCreate, keysList, keysRevoke, webhooksSecret, botRunOnce];
+export const commands: Command[] = [companiesCreate, keysCreate, keysList, keysRevoke, webhooksSecret, botRunOnce, ...operatorCommands];
 
 function usage(): string {
   const width = Math.max(...commands.map((c) => c.usage.length));

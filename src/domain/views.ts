@@ -21,6 +21,8 @@
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 
 export const WORK_TYPE_AUTHORITY_RVDM = "AuthorityRvdm";
+/** Every work type the bot files; VlmMad has only its Ping so far. */
+export const WORK_TYPES = [WORK_TYPE_AUTHORITY_RVDM] as const;
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const Timestamp = (description: string) => Type.String({ format: "date-time", description, examples: ["2026-11-21T14:03:12.000Z"] });

@@ -3,7 +3,8 @@
  * pattern (`/api/AuthorityRvdm/WorkItem/:workItemId`), never the raw URL, so ids do not explode
  * label cardinality and logs group by operation. The log line carries the request id (`reqId`,
  * the same value as the problem details' `traceId`) through Fastify's child logger, and the
- * tenant once the bearer guard has named it. Headers and bodies are never logged here.
+ * tenant once the bearer guard has named it (on the operator API, the operator's id). Headers and
+ * bodies are never logged here.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from "fastify";
 import type { Tenant } from "../auth/guard.ts";
@@ -28,6 +29,7 @@ export function installRequestObservation(app: FastifyInstance, metrics: Metrics
     metrics.httpRequestDuration.observe(request.method, route, reply.statusCode, durationMs / 1000);
     if ((request.log as LevelAware).isLevelEnabled?.("info") ?? true) {
       const tenant = (request as { tenant?: Tenant }).tenant;
+      const operator = (request as { operator?: { operatorId: string } }).operator;
       request.log.info(
         {
           method: request.method,
@@ -35,6 +37,7 @@ export function installRequestObservation(app: FastifyInstance, metrics: Metrics
           statusCode: reply.statusCode,
           durationMs: Math.round(durationMs * 100) / 100,
           ...(tenant ? { companyId: tenant.companyId } : {}),
+          ...(operator ? { operatorId: operator.operatorId } : {}),
         },
         "request completed",
       );

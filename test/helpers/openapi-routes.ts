@@ -22,8 +22,10 @@ export interface ApiOperation {
   jsonBody: Record<string, unknown> | undefined;
   /** The request body's example, when the document gives one beside the schema. */
   jsonExample: unknown;
-  /** Behind the bearer guard. */
+  /** Behind the bearer guard (integrator routes). */
   protected: boolean;
+  /** Behind the operator guard (/api/Operator/*, operator tokens, every company). */
+  operator: boolean;
   /** Property names of the 200 JSON response. */
   responseProperties: string[];
 }
@@ -53,6 +55,7 @@ export async function apiOperations(app: FastifyInstance): Promise<ApiOperation[
         jsonBody: operation.requestBody?.content?.["application/json"]?.schema,
         jsonExample: operation.requestBody?.content?.["application/json"]?.example,
         protected: (operation.security ?? []).some((requirement) => "bearer" in requirement),
+        operator: (operation.security ?? []).some((requirement) => "operatorToken" in requirement),
         responseProperties: Object.keys(operation.responses?.["200"]?.content?.["application/json"]?.schema?.properties ?? {}),
       });
     }

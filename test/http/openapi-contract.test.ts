@@ -40,7 +40,18 @@ const OPERATION_IDS: Record<string, string> = {
   "GET /api/Events": "ListEvents",
   "GET /api/Webhooks/Deliveries": "ListWebhookDeliveries",
   "POST /api/Webhooks/Deliveries/{deliveryId}/Redeliver": "RedeliverWebhook",
+  "GET /api/Operator/Overview": "OperatorOverview",
+  "GET /api/Operator/WorkItems": "OperatorListWorkItems",
+  "GET /api/Operator/WorkItems/{workItemId}": "OperatorGetWorkItem",
+  "POST /api/Operator/WorkItems/{workItemId}/Retry": "OperatorRetryWorkItem",
+  "POST /api/Operator/WorkItems/Retry": "OperatorRetryWorkItems",
+  "POST /api/Operator/WorkItems/{workItemId}/Cancel": "OperatorCancelWorkItem",
+  "POST /api/Operator/Bot/Pause": "OperatorPauseBot",
+  "POST /api/Operator/Bot/Resume": "OperatorResumeBot",
+  "POST /api/Operator/Webhooks/Deliveries/{deliveryId}/Redeliver": "OperatorRedeliverWebhook",
+  "GET /api/Operator/Audit": "OperatorListAudit",
 };
+const isOperatorRoute = (name: string) => name.includes(" /api/Operator/");
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
 for (const backend of await availableBackends()) {
@@ -105,7 +116,7 @@ for (const backend of await availableBackends()) {
       for (const [name, op] of operations) {
         assert.ok(Array.isArray(op.security), `${name} declares security`);
         const isProtected = name.includes(" /api/") && !name.includes("/api/Login/");
-        assert.deepEqual(op.security, isProtected ? [{ bearer: [] }] : [], name);
+        assert.deepEqual(op.security, isOperatorRoute(name) ? [{ operatorToken: [] }] : isProtected ? [{ bearer: [] }] : [], name);
       }
     });
 
@@ -115,7 +126,8 @@ for (const backend of await availableBackends()) {
         assert.ok(statuses.includes("405"), `${name} documents 405`);
         assert.ok(op.responses["405"]!.headers?.Allow, `${name} 405 sets Allow`);
         if (op.security?.length) {
-          for (const status of ["401", "403", "429", "503"]) assert.ok(statuses.includes(status), `${name} documents ${status}`);
+          // The operator API has no per-company rate limit, so no 429 (SPEC §11.4 asks it of integrator routes).
+          for (const status of isOperatorRoute(name) ? ["401", "403", "503"] : ["401", "403", "429", "503"]) assert.ok(statuses.includes(status), `${name} documents ${status}`);
           assert.ok(op.responses["401"]!.headers?.["WWW-Authenticate"], `${name} 401 sets WWW-Authenticate`);
         }
         for (const status of ["429", "503"]) {
@@ -135,7 +147,7 @@ for (const backend of await availableBackends()) {
     });
 
     test("optional query parameters are optional (limit)", () => {
-      for (const name of ["GET /api/AuthorityRvdm/WorkItems", "GET /api/Events", "GET /api/Webhooks/Deliveries"]) {
+      for (const name of ["GET /api/AuthorityRvdm/WorkItems", "GET /api/Events", "GET /api/Webhooks/Deliveries", "GET /api/Operator/WorkItems", "GET /api/Operator/Audit"]) {
         const list = operations.find(([n]) => n === name)![1];
         const query = (list.parameters ?? []).filter((p) => p.in === "query");
         assert.ok(query.some((p) => p.name === "limit"), name);
@@ -144,7 +156,7 @@ for (const backend of await availableBackends()) {
     });
 
     test("the webhooks section has every event type, its envelope and the Standard Webhooks headers", () => {
-      assert.deepEqual(Object.keys(doc.webhooks).sort(), ["workitem.deadline_at_risk", "workitem.failed", "workitem.submitted", "workitem.succeeded"]);
+      assert.deepEqual(Object.keys(doc.webhooks).sort(), ["workitem.deadline_at_risk", "workitem.failed", "workitem.retried", "workitem.submitted", "workitem.succeeded"]);
       for (const [type, { post }] of Object.entries(doc.webhooks)) {
         assert.deepEqual(post.requestBody!.content["application/json"]!.schema, ref("WebhookEvent"), type);
         const headers = (post.parameters ?? []).filter((p) => p.in === "header" && p.required).map((p) => p.name);

@@ -6,9 +6,9 @@ import { Type, type Static } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../app-context.ts";
 import { WorkItemPage, WorkItemStatus } from "../../domain/views.ts";
-import { ApiError } from "../../errors.ts";
 import { createCanonicalizer } from "../../http/compat.ts";
 import { PositiveId } from "../shared/ids.ts";
+import { toInstant } from "../shared/instant.ts";
 import { decodeCursor, encodeCursor } from "../shared/keyset-cursor.ts";
 import { guardedResponses } from "../shared/problem-schema.ts";
 
@@ -25,18 +25,6 @@ export const WorkItemsQuery = Type.Object({
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "nextCursor of the previous page" })),
 });
 type WorkItemsQuery = Static<typeof WorkItemsQuery>;
-
-/** The filter as the store compares it: UTC ISO 8601 with milliseconds. */
-function toInstant(dateTime: string): string {
-  const instant = new Date(dateTime);
-  // The date-time format lets through what Date cannot hold (a leap second, year 275760+).
-  if (Number.isNaN(instant.getTime())) {
-    throw new ApiError("VALIDATION_FAILED", "See errors for every problem found in the request.", {
-      errors: { deadlineBefore: ["is not a date-time this service can compare"] },
-    });
-  }
-  return instant.toISOString();
-}
 
 const canonicalizeQuery = createCanonicalizer(WorkItemsQuery);
 
@@ -59,7 +47,7 @@ export function register(app: FastifyInstance, ctx: AppContext): void {
         status,
         customerReference,
         workBatchId,
-        deadlineBefore: deadlineBefore === undefined ? undefined : toInstant(deadlineBefore),
+        deadlineBefore: deadlineBefore === undefined ? undefined : toInstant(deadlineBefore, "deadlineBefore"),
         beforeWorkItemId: cursor === undefined ? undefined : decodeCursor(cursor),
         limit: limit + 1,
       });

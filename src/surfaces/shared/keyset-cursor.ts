@@ -19,3 +19,13 @@ export function decodeCursor(cursor: string): number {
   }
   return id;
 }
+
+/**
+ * One page from rows read with `limit + 1` (the extra row only tells whether there is a next
+ * page): the first `limit` rows, and the cursor of the last of them when more follow.
+ */
+export function keysetPage<T>(rows: T[], limit: number, idOf: (row: T) => number): { rows: T[]; nextCursor: string | null } {
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return { rows: page, nextCursor: rows.length > limit && last !== undefined ? encodeCursor(idOf(last)) : null };
+}

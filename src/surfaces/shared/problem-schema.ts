@@ -28,7 +28,7 @@ export const ValidationProblemDetails = Type.Object(
 const descriptions: Record<number, string> = {
   400: "malformed JSON, schema violation or bad webhook address",
   401: "missing, invalid or expired token, or wrong credentials",
-  403: "token without role ApiKey",
+  403: "token without role ApiKey, or an operator token",
   404: "unknown id, or an id of another company",
   405: "wrong method on a known path",
   409: "state conflict, or the same Idempotency-Key still in flight",
