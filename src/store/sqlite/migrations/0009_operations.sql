@@ -92,4 +92,5 @@ END;
 CREATE INDEX work_items_by_status_across ON work_items (status, work_item_id) WHERE status <> 'New';
 CREATE INDEX work_items_by_application_number ON work_items (application_number) WHERE application_number IS NOT NULL;
 CREATE INDEX work_items_by_registration_number ON work_items (registration_number) WHERE registration_number IS NOT NULL;
-CREATE INDEX work_items_failed_recently ON work_items (completed_at) WHERE status = 'Failed';
+-- The overview counts the last day's failures per company from this index alone.
+CREATE INDEX work_items_failed_recently ON work_items (completed_at, company_id) WHERE status = 'Failed';
