@@ -56,7 +56,7 @@ const USAGE = `usage: npm run bench:operations -- [flags]
   --samples N                    timed calls per probe (default 200)
   --postgres-url URL             PostgreSQL server (default postgres://root@127.0.0.1:5432/test)
   --keep                         keep the temp SQLite folder / PostgreSQL schema
-Takes about 5 minutes at the defaults on a 2-core machine (most of it seeding).`;
+Takes 2–3 minutes at the defaults on a 2-core machine (most of it seeding).`;
 
 const PAGE_SIZE = 50;
 const PER_BATCH = 100;
