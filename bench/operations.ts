@@ -15,8 +15,9 @@
  *   - a few hundred New items in the Open batches of up to 200 companies, of the last hour.
  *
  * The rows go through the real schema, so the triggers of migration 0009 keep the per-company
- * counters; after seeding, the counters are compared with a GROUP BY count of the items (a
- * failed check fails the run). PostgreSQL then gets VACUUM ANALYZE, as autovacuum would give it
+ * counters (New items left out: the overview counts those itself); after seeding, the counters
+ * are compared with a GROUP BY count of the items (a failed check fails the run), and the
+ * overview's counts must add up to every item. PostgreSQL then gets VACUUM ANALYZE, as autovacuum would give it
  * after such a load; SQLite gets nothing, as the service runs no ANALYZE.
  *
  * Then, through the store (the way the API calls it), each probe is called `--samples` times one
@@ -214,13 +215,13 @@ const batchCount = (p: Plan) => p.historyBatches + p.submittedBatches + p.openBa
 /** The history in ten ranges of item ids (progress every 10%); the recent items are one more step. */
 const historySteps = (p: Plan) => Array.from({ length: 10 }, (_, i) => ({ from: Math.floor((p.history * i) / 10) + 1, to: Math.floor((p.history * (i + 1)) / 10) }));
 
-/** Counter rows that differ from a GROUP BY count of the items, both ways (0 when they agree). */
+/** Counter rows that differ from a GROUP BY count of the items, both ways (0 when they agree); the counters leave New out. */
 const COUNTER_MISMATCHES = `SELECT COUNT(*) AS n FROM (
-    SELECT * FROM (SELECT company_id, status, COUNT(*) AS item_count FROM work_items GROUP BY company_id, status
+    SELECT * FROM (SELECT company_id, status, COUNT(*) AS item_count FROM work_items WHERE status <> 'New' GROUP BY company_id, status
                    EXCEPT SELECT company_id, status, item_count FROM company_item_counts WHERE item_count <> 0) a
     UNION ALL
     SELECT * FROM (SELECT company_id, status, item_count FROM company_item_counts WHERE item_count <> 0
-                   EXCEPT SELECT company_id, status, COUNT(*) FROM work_items GROUP BY company_id, status) b) d`;
+                   EXCEPT SELECT company_id, status, COUNT(*) FROM work_items WHERE status <> 'New' GROUP BY company_id, status) b) d`;
 const COUNTER_TOTAL = "SELECT SUM(item_count) AS n FROM company_item_counts";
 
 interface Check {
@@ -231,9 +232,9 @@ interface Check {
 
 function counterCheck(mismatches: number, total: number, p: Plan): Check {
   return {
-    name: "company_item_counts equal a GROUP BY count of work_items",
-    ok: mismatches === 0 && total === p.items,
-    detail: `${mismatches} (company, status) rows differ; the counters add up to ${total.toLocaleString("en")} of ${p.items.toLocaleString("en")} items`,
+    name: "company_item_counts equal a GROUP BY count of the items not New",
+    ok: mismatches === 0 && total === p.items - p.newItems,
+    detail: `${mismatches} (company, status) rows differ; the counters add up to ${total.toLocaleString("en")} of the ${(p.items - p.newItems).toLocaleString("en")} items not New`,
   };
 }
 
