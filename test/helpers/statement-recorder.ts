@@ -48,7 +48,7 @@ const CROSS_COMPANY: Statement[] = [
   OPS_SQL.overviewCompanies,
   OPS_SQL.overviewCounts,
   OPS_SQL.overviewOpenBatchItems,
-  OPS_SQL.overviewOldestNew,
+  OPS_SQL.overviewNewItems,
   OPS_SQL.overviewRecentFailures,
   OPS_SQL.findWorkItem,
   OPS_SQL.findDeliveryCompany,

@@ -111,11 +111,11 @@ export function operationsOperations(db: DatabasePort): OperationsOperations {
   return {
     async companyOverview({ now }) {
       const since = new Date(Date.parse(now) - DAY_MS).toISOString();
-      const [companies, counts, openItems, oldestNew, recentFailures, pending] = await Promise.all([
+      const [companies, counts, openItems, newItems, recentFailures, pending] = await Promise.all([
         db.all<{ company_id: Id; name: string }>(OPS_SQL.overviewCompanies),
         db.all<{ company_id: Id; status: WorkItemStatus; item_count: Id }>(OPS_SQL.overviewCounts),
         db.all<{ company_id: Id; items: Id }>(OPS_SQL.overviewOpenBatchItems),
-        db.all<{ company_id: Id; oldest: string | Date }>(OPS_SQL.overviewOldestNew),
+        db.all<{ company_id: Id; new_items: Id; oldest: string | Date }>(OPS_SQL.overviewNewItems),
         db.all<{ company_id: Id; failed: Id }>(OPS_SQL.overviewRecentFailures, [since]),
         db.all<{ company_id: Id; pending: Id }>(SQL.pendingDeliveriesByCompany),
       ]);
@@ -143,7 +143,10 @@ export function operationsOperations(db: DatabasePort): OperationsOperations {
         }
       };
       set(openItems, (company, row) => (company.openBatchItems = Number(row.items)));
-      set(oldestNew, (company, row) => (company.oldestNewAt = iso(row.oldest)));
+      set(newItems, (company, row) => {
+        company.counts.new = Number(row.new_items);
+        company.oldestNewAt = iso(row.oldest);
+      });
       set(recentFailures, (company, row) => (company.failedLast24h = Number(row.failed)));
       set(pending, (company, row) => (company.pendingWebhookDeliveries = Number(row.pending)));
       return [...byCompany.values()];

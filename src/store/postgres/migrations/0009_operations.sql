@@ -81,8 +81,10 @@ CREATE TABLE work_item_history (
 );
 
 -- Item counts per company and status, kept by triggers so the overview reads a few thousand rows
--- instead of counting every item. Statement-level triggers with transition tables: one upsert per
--- company and status a statement touched, not one per row.
+-- instead of counting every item. New items are left out: intake inserts every item as New, one
+-- statement per item, and a counter upsert for each cost PostgreSQL a third more CPU per added
+-- item (docs/performance.md, Operations). The overview counts New items where it looks for the
+-- oldest one, in the batches that can hold one (Open, Closed, Processing).
 CREATE TABLE company_item_counts (
   company_id bigint NOT NULL,
   status     text NOT NULL,
@@ -90,27 +92,29 @@ CREATE TABLE company_item_counts (
   PRIMARY KEY (company_id, status)
 );
 INSERT INTO company_item_counts (company_id, status, item_count)
-  SELECT company_id, status, count(*) FROM work_items GROUP BY company_id, status;
+  SELECT company_id, status, count(*) FROM work_items WHERE status <> 'New' GROUP BY company_id, status;
 
-CREATE FUNCTION wia_count_inserted_items() RETURNS trigger LANGUAGE plpgsql AS $$
+-- A row trigger with WHEN: PostgreSQL checks the condition without calling the function, so
+-- intake's New items cost nothing here.
+CREATE FUNCTION wia_count_inserted_item() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO company_item_counts AS c (company_id, status, item_count)
-    SELECT company_id, status, count(*) FROM inserted_items GROUP BY company_id, status ORDER BY company_id, status
-    ON CONFLICT (company_id, status) DO UPDATE SET item_count = c.item_count + excluded.item_count;
+  INSERT INTO company_item_counts AS c (company_id, status, item_count) VALUES (NEW.company_id, NEW.status, 1)
+    ON CONFLICT (company_id, status) DO UPDATE SET item_count = c.item_count + 1;
   RETURN NULL;
 END $$;
 CREATE TRIGGER work_items_counted_on_insert AFTER INSERT ON work_items
-  REFERENCING NEW TABLE AS inserted_items FOR EACH STATEMENT EXECUTE FUNCTION wia_count_inserted_items();
+  FOR EACH ROW WHEN (NEW.status <> 'New') EXECUTE FUNCTION wia_count_inserted_item();
 
--- Most updates (a poll, a deadline flag) leave the status as it is: those net to zero and touch
--- no counter row.
+-- Statement-level with transition tables: the bot moves many items in one statement, which makes
+-- one upsert per company and status it touched, not one per row. Most updates (a poll, a deadline
+-- flag) leave the status as it is: those net to zero and touch no counter row.
 CREATE FUNCTION wia_count_updated_items() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO company_item_counts AS c (company_id, status, item_count)
     SELECT company_id, status, sum(delta) FROM (
-      SELECT company_id, status, -1 AS delta FROM items_before
+      SELECT company_id, status, -1 AS delta FROM items_before WHERE status <> 'New'
       UNION ALL
-      SELECT company_id, status, 1 AS delta FROM items_after
+      SELECT company_id, status, 1 AS delta FROM items_after WHERE status <> 'New'
     ) changes
     GROUP BY company_id, status HAVING sum(delta) <> 0 ORDER BY company_id, status
     ON CONFLICT (company_id, status) DO UPDATE SET item_count = c.item_count + excluded.item_count;
@@ -125,6 +129,7 @@ CREATE INDEX work_items_newest ON work_items (work_item_id);
 CREATE INDEX work_items_by_status_across ON work_items (status, work_item_id);
 CREATE INDEX work_items_by_application_number ON work_items (application_number) WHERE application_number IS NOT NULL;
 CREATE INDEX work_items_by_registration_number ON work_items (registration_number) WHERE registration_number IS NOT NULL;
-CREATE INDEX work_items_failed_recently ON work_items (completed_at) WHERE status = 'Failed';
+-- The overview counts the last day's failures per company from this index alone.
+CREATE INDEX work_items_failed_recently ON work_items (completed_at, company_id) WHERE status = 'Failed';
 -- The operator names a delivery by its id alone.
 CREATE INDEX webhook_outbox_by_delivery_id ON webhook_outbox (delivery_id);
