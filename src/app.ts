@@ -15,6 +15,7 @@ import type { Config } from "./config.ts";
 import { installErrorHandling } from "./errors.ts";
 import { installJsonParser } from "./http/json-body.ts";
 import { refuseWhileClosing, serverOptions } from "./http/server-options.ts";
+import { lazyChildLoggerFactory } from "./http/request-logger.ts";
 import { createValidatorCompiler } from "./http/validation.ts";
 import { documentDocsRoute, OpenApiDocumentSchema } from "./http/docs.ts";
 import { installRequestObservation } from "./http/observability.ts";
@@ -86,6 +87,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     },
     onProtoPoisoning: "error",
     onConstructorPoisoning: "error",
+    childLoggerFactory: lazyChildLoggerFactory,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.addHook("onClose", () => ctx.rateLimits.close());
