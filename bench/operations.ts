@@ -30,7 +30,8 @@
  *   deep page       a page of 50 from a cursor (beforeWorkItemId spread over all items)
  *
  * Targets (SPEC §12): overview p95 ≤ 100 ms, a WorkItems page p95 ≤ 50 ms. The measuring loop
- * (`sample`) only knows a probe as a function to call, so an HTTP mode can hand it requests.
+ * (`sample`) only knows a probe as a function to call; the HTTP probes then time the same reads
+ * through the operator API of a server process on the seeded store.
  * Writes bench/results/<timestamp>-operations.{json,md}; the table goes to stdout, progress to
  * stderr. The exit code is non-zero only when a check fails (a missed target is reported).
  *
@@ -42,12 +43,14 @@ import { availableParallelism, cpus, loadavg, totalmem } from "node:os";
 import { join, relative } from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
+import { freePort, startServer } from "../scripts/lib/processes.ts";
+import { createOperatorAccount, issueOperatorToken } from "../src/operators/accounts.ts";
 import { buildOverview } from "../src/operators/overview.ts";
 import { openPostgresStore } from "../src/store/postgres/postgres-store.ts";
 import { openSqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 import type { Store } from "../src/store/store.ts";
 import { benchFlags, wholeNumber } from "./lib/args.ts";
-import { ROOT } from "./lib/setup.ts";
+import { ROOT, serverEnv } from "./lib/setup.ts";
 import { postgresBenchStore, PRELOAD_REQUEST, sqliteBenchStore, type BenchStore } from "./lib/stores.ts";
 
 const USAGE = `usage: npm run bench:operations -- [flags]
@@ -138,15 +141,18 @@ function plan(items: number, companies: number): Plan {
 interface Dialect {
   ts(seconds: string): string;
   json(pairs: string): string;
+  array(elements: string): string;
 }
 
 const SQLITE: Dialect = {
   ts: (seconds) => `strftime('%Y-%m-%dT%H:%M:%fZ', ${seconds}, 'unixepoch')`,
   json: (pairs) => `json_object(${pairs})`,
+  array: (elements) => `json_array(${elements})`,
 };
 const POSTGRES: Dialect = {
   ts: (seconds) => `to_timestamp(${seconds})`,
   json: (pairs) => `json_build_object(${pairs})`,
+  array: (elements) => `json_build_array(${elements})`,
 };
 
 const ITEM_COLUMNS =
@@ -166,7 +172,7 @@ function historySelect(d: Dialect, p: Plan, request: string): string {
   return `SELECT n, ((n - 1) / ${PER_BATCH}) % ${p.companies} + 1, (n - 1) / ${PER_BATCH} + 1, 'AuthorityRvdm', ${status},
       'HIST-' || n, 'DOC-' || n, 'https://integrator.example/hooks/work-items', ${request},
       CASE WHEN n % 50 <> 0 AND n % 200 <> 7 THEN ${d.json(`'registrationNumber', 'RVDM-2026-' || n, 'registeredAt', ${d.ts(`${created} + 7200`)}`)} END,
-      CASE WHEN n % 50 = 0 THEN ${d.json(`'code', 'AUTHORITY_REJECTED', 'message', 'The authority rejected the application', 'details', 'exportDate lies in the past'`)} END,
+      CASE WHEN n % 50 = 0 THEN ${d.json(`'code', 'AUTHORITY_REJECTED', 'message', 'The authority rejected the application', 'details', ${d.array(d.json("'field', 'exportDate', 'message', 'lies in the past'"))}`)} END,
       CASE WHEN n % 200 = 7 THEN 0 ELSE 1 END,
       ${d.ts(created)}, ${d.ts(completed)}, ${d.ts(completed)},
       CASE WHEN n % 200 <> 7 THEN 'RVDM-A-' || n END,
@@ -312,7 +318,7 @@ async function seedPostgres(databaseUrl: string, p: Plan): Promise<Check> {
 /**
  * One thing to time: `call(i)` does the i-th request (i picks the cursor or company, so the
  * samples spread over the data) and `check` says what is wrong with its answer, if anything.
- * Store probes call the store; an HTTP mode would give probes that call the routes.
+ * Store probes call the store; HTTP probes call the operator routes.
  */
 interface Probe {
   name: string;
@@ -364,6 +370,42 @@ function storeProbes(store: Store, p: Plan): Probe[] {
       (i) => ({ beforeWorkItemId: spread(i, 199, p.items - PAGE_SIZE) + PAGE_SIZE, limit: PAGE_SIZE }),
       (items, i) => newestFirst(items) ?? (items[0]!.workItemId === spread(i, 199, p.items - PAGE_SIZE) + PAGE_SIZE - 1 ? undefined : "does not start right below the cursor"),
     ),
+  ];
+}
+
+/**
+ * The same measurements through the operator API over loopback HTTP (a server process of its
+ * own, ROLE=api, on the seeded store): what an operator's script or the console waits for,
+ * the JSON serialisation and the operator token's check included.
+ */
+function httpProbes(baseUrl: string, token: string, p: Plan): Probe[] {
+  const get = async (path: string) => {
+    const response = await fetch(`${baseUrl}${path}`, { headers: { authorization: `Bearer ${token}` } });
+    const body = (await response.json()) as Record<string, unknown>;
+    return response.status === 200 ? body : { status: response.status, body };
+  };
+  const page = (name: string, path: (i: number) => string): Probe => ({
+    name: `HTTP ${name}`,
+    target: "page",
+    call: (i) => get(path(i)),
+    check: (answer) => {
+      const items = (answer as { items?: unknown[] }).items;
+      return items?.length === PAGE_SIZE ? undefined : `not a page of ${PAGE_SIZE}: ${JSON.stringify(answer).slice(0, 200)}`;
+    },
+  });
+  return [
+    {
+      name: "HTTP GET /api/Operator/Overview",
+      target: "overview",
+      call: () => get("/api/Operator/Overview"),
+      check: (answer) => {
+        const companies = (answer as { companies?: unknown[] }).companies;
+        return companies?.length === p.companies ? undefined : `not ${p.companies} companies: ${JSON.stringify(answer).slice(0, 200)}`;
+      },
+    },
+    page("WorkItems page (newest first)", () => `/api/Operator/WorkItems?limit=${PAGE_SIZE}`),
+    page("WorkItems status=Failed", () => `/api/Operator/WorkItems?status=Failed&limit=${PAGE_SIZE}`),
+    page("WorkItems companyId", (i) => `/api/Operator/WorkItems?companyId=${spread(i, 97, p.companies)}&limit=${PAGE_SIZE}`),
   ];
 }
 
@@ -431,17 +473,29 @@ async function runStore(kind: "sqlite" | "postgres", options: Options): Promise<
     log(`${kind}: seeded in ${seedSeconds.toFixed(0)} s; ${counters.ok ? "PASS" : "FAIL"} ${counters.name}: ${counters.detail}`);
     const checks = [counters];
     const rows: Row[] = [];
-    const store = await open();
-    try {
-      for (const probe of storeProbes(store, p)) {
+    const measure = async (probes: Probe[]) => {
+      for (const probe of probes) {
         log(`${kind}: ${probe.name}, ${options.samples} samples`);
         const { stats, problem } = await sample(probe, options.samples, Math.min(20, Math.max(3, Math.round(options.samples / 10))));
         checks.push({ name: `${probe.name}: the answer is right`, ok: problem === undefined, detail: problem ?? "checked on every warm-up call" });
         const goalMs = TARGETS[probe.target];
         rows.push({ store: kind, probe: probe.name, stats, goalMs, met: stats.p95 <= goalMs });
       }
+    };
+    const store = await open();
+    let token: string;
+    try {
+      await measure(storeProbes(store, p));
+      const operator = await createOperatorAccount(store, { email: "bench@example.com", role: "viewer" });
+      token = (await issueOperatorToken(store, operator.email)).token;
     } finally {
       await store.close();
+    }
+    const server = await startServer(serverEnv(bench), { launcher: "tsx", port: await freePort(), readyBy: "healthz", readyTimeoutMs: 60_000 });
+    try {
+      await measure(httpProbes(server.baseUrl, token, p));
+    } finally {
+      await server.stop();
     }
     return { store: kind, description: bench.description, seedSeconds, rows, checks };
   } finally {
