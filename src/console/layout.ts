@@ -1,5 +1,6 @@
 /** The frame every console page shares: head, skip link, navigation, sign-out, and the small formatters the pages use. */
 import type { Operator } from "../store/store.ts";
+import { REASON_MAX_LENGTH } from "../operators/roles.ts";
 import { html, type Html, type Interpolation } from "./html.ts";
 
 export type NavSection = "overview" | "work-items" | "webhook-deliveries" | "audit" | "none";
@@ -61,9 +62,9 @@ export function barePage(title: string, body: Interpolation): Html {
 
 export const csrfField = (token: string): Html => html`<input type="hidden" name="_csrf" value="${token}">`;
 
-/** The required reason every state-changing form asks for (SPEC §12.2: 1–500 characters). */
+/** The required reason every state-changing form asks for (SPEC §12.2). */
 export const reasonField = (id: string): Html =>
-  html`<label for="${id}">Reason</label> <input id="${id}" name="reason" type="text" required maxlength="500" autocomplete="off">`;
+  html`<label for="${id}">Reason</label> <input id="${id}" name="reason" type="text" required maxlength="${REASON_MAX_LENGTH}" autocomplete="off">`;
 
 /** ISO instant → "2026-11-23 22:10:07 UTC", inside a <time> element; a dash for none. */
 export function time(iso: string | null | undefined): Html {

@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AppContext } from "../app-context.ts";
 import { ApiError } from "../errors.ts";
 import { serverKey } from "../lib/server-keys.ts";
-import { mayAct } from "../operators/roles.ts";
+import { actionBy, mayAct, REASON_MAX_LENGTH } from "../operators/roles.ts";
 import type { Operator, OperatorAction } from "../store/store.ts";
 import type { Viewer } from "./layout.ts";
 
@@ -136,6 +136,6 @@ export function operatorAction(request: FastifyRequest): OperatorAction {
   if (!operator) throw new ApiError("UNAUTHORIZED", "Sign in first.");
   if (!mayAct(operator.role)) throw new ApiError("FORBIDDEN", `The ${operator.role} role may read but not change anything.`);
   const reason = formField(request, "reason")?.trim() ?? "";
-  if (reason.length < 1 || reason.length > 500) throw new ApiError("VALIDATION_FAILED", "Give a reason of 1 to 500 characters.");
-  return { operator: { operatorId: operator.operatorId, email: operator.email }, reason, at: new Date().toISOString() };
+  if (reason.length < 1 || reason.length > REASON_MAX_LENGTH) throw new ApiError("VALIDATION_FAILED", `Give a reason of 1 to ${REASON_MAX_LENGTH} characters.`);
+  return actionBy(operator, reason);
 }

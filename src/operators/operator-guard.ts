@@ -10,7 +10,7 @@ import { BEARER, unauthorized } from "../auth/guard.ts";
 import { ApiError } from "../errors.ts";
 import type { Operator } from "../store/store.ts";
 import { OPERATOR_TOKEN_PREFIX } from "./credentials.ts";
-import { mayAct } from "./roles.ts";
+import { actionBy, mayAct } from "./roles.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -58,8 +58,4 @@ export async function requireActingRole(request: FastifyRequest, _reply: Fastify
 }
 
 /** Who acts, why and when, as the store records it in the audit log and the item's timeline. */
-export const operatorAction = (request: FastifyRequest, reason: string) => ({
-  operator: { operatorId: request.operator.operatorId, email: request.operator.email },
-  reason,
-  at: new Date().toISOString(),
-});
+export const operatorAction = (request: FastifyRequest, reason: string) => actionBy(request.operator, reason);

@@ -112,6 +112,7 @@ export function listDeliveriesStatement(companyId: number | undefined, query: Li
   const key = `${companyId === undefined ? "all_" : ""}${used.map(([, column]) => column).join("_")}`;
   let statement = listStatements.get(key);
   if (!statement) {
+    // Without a company, $1 is still bound (to 0) so the other placeholders keep their numbers.
     const company = companyId === undefined ? "$1 = 0" : "company_id = $1";
     const conditions = used.map(([, column], index) => ` AND ${column} = $${index + 4}`).join("");
     statement = {

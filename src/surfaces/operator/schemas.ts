@@ -4,6 +4,7 @@
  */
 import { Type, type Static } from "@sinclair/typebox";
 import { WorkItemView } from "../../domain/views.ts";
+import { REASON_MAX_LENGTH } from "../../operators/roles.ts";
 import { PositiveId } from "../shared/ids.ts";
 import { problemExample, problemResponses } from "../shared/problem-schema.ts";
 
@@ -26,7 +27,7 @@ export type OperatorWorkItemView = Static<typeof OperatorWorkItemView>;
 
 export const OperatorWorkItemParams = Type.Object({ workItemId: PositiveId("the work item id (of any company)") });
 
-export const Reason = Type.String({ minLength: 1, maxLength: 500, description: "why: lands in the audit log and the item's timeline", examples: ["authority outage on 23 Nov, resubmitting"] });
+export const Reason = Type.String({ minLength: 1, maxLength: REASON_MAX_LENGTH, description: "why: lands in the audit log and the item's timeline", examples: ["authority outage on 23 Nov, resubmitting"] });
 
 /** The body of the state-changing calls that need nothing but a reason. */
 export const ReasonBody = Type.Object(
