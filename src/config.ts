@@ -39,9 +39,10 @@ export const EnvSchema = Type.Object({
   MAX_BODY_BYTES: Int(1024, 10_485_760, 65536, "request body limit in bytes"),
   MAX_BULK_BODY_BYTES: Int(1024, 67_108_864, 4_194_304, "body limit in bytes of AddWorkItemCreateBulk (up to 1,000 items)"),
   BOT_SCHEDULE: Type.String({ minLength: 1, default: "* * * * *", description: "cron of the bot's runs" }),
-  BOT_LEASE_SECONDS: Int(1, 86400, 300, "how long a worker holds a claimed batch"),
+  BOT_LEASE_SECONDS: Int(1, 86400, 300, "how long a worker holds the items it claimed before another may take them over"),
   BOT_MAX_ATTEMPTS: Int(1, 100, 5, "transient failures before an item fails with AUTHORITY_UNAVAILABLE"),
-  BOT_CONCURRENCY: Int(1, 256, 8, "items a worker submits to the authority at once"),
+  BOT_CONCURRENCY: Int(1, 256, 8, "companies a bot pass takes batches up from at once (the store round trips before filing)"),
+  BOT_CLAIM_SIZE: Type.Optional(Type.Integer({ minimum: 1, maximum: 1024, description: "items a worker claims from the filing queue at a time; default AUTHORITY_MAX_CONCURRENCY" })),
   BOT_RETRY_BASE_MS: Int(1, 86_400_000, 30_000, "first retry delay after a transient authority failure (doubles per attempt, jittered)"),
   BOT_RETRY_MAX_MS: Int(1, 86_400_000, 1_800_000, "longest retry delay between two authority attempts"),
   AUTHORITY_URL: Type.Optional(Type.String({ pattern: "^https?://.+", description: "authority adapter endpoint; unset = built-in simulator" })),
@@ -52,8 +53,8 @@ export const EnvSchema = Type.Object({
   AUTHORITY_SIM_ERROR_RATE: Type.Number({ minimum: 0, maximum: 1, default: 0, description: "simulator: share of calls answered 500 (0–1)" }),
   AUTHORITY_SIM_OUTAGE: Type.Boolean({ default: false, description: "simulator: answer every call 503" }),
   AUTHORITY_SIM_DECISION_DELAY_MS: Int(0, 86_400_000, 0, "simulator: how long after submit a status request still answers pending"),
-  AUTHORITY_MAX_CONCURRENCY: Int(1, 1024, 8, "authority calls in flight at once, per process"),
-  AUTHORITY_MAX_RPS: Int(0, 100_000, 20, "authority calls per second, per process; 0 = no limit"),
+  AUTHORITY_MAX_CONCURRENCY: Int(1, 1024, 8, "authority calls in flight at once, all worker processes together"),
+  AUTHORITY_MAX_RPS: Int(0, 100_000, 20, "authority calls per second, all worker processes together; 0 = no limit"),
   AUTHORITY_BREAKER_FAILURES: Int(1, 10_000, 5, "transient authority failures in a row that open the circuit breaker"),
   AUTHORITY_BREAKER_SECONDS: Int(1, 86_400, 60, "how long an open breaker makes the bot leave the authority alone before one probe call"),
   BOT_POLL_SECONDS: Int(1, 86_400, 5, "first wait before asking the authority again about a submitted item (doubles, at most 5 minutes)"),
@@ -116,6 +117,8 @@ export interface Config {
   botLeaseSeconds: number;
   botMaxAttempts: number;
   botConcurrency: number;
+  /** Items a worker claims from the filing queue at a time (SPEC §14). */
+  botClaimSize: number;
   botRetryBaseMs: number;
   botRetryMaxMs: number;
   authorityUrl: string | undefined;
@@ -217,6 +220,7 @@ export function loadConfig(source: EnvSource = process.env, overrides: Partial<E
     botLeaseSeconds: env.BOT_LEASE_SECONDS,
     botMaxAttempts: env.BOT_MAX_ATTEMPTS,
     botConcurrency: env.BOT_CONCURRENCY,
+    botClaimSize: env.BOT_CLAIM_SIZE ?? env.AUTHORITY_MAX_CONCURRENCY,
     botRetryBaseMs: env.BOT_RETRY_BASE_MS,
     botRetryMaxMs: Math.max(env.BOT_RETRY_MAX_MS, env.BOT_RETRY_BASE_MS),
     authorityUrl: env.AUTHORITY_URL,

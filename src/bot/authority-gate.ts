@@ -1,20 +1,22 @@
 /**
- * Everything the bot's calls to an Authority pass through (SPEC §10): the capacity of this
- * process (AUTHORITY_MAX_CONCURRENCY calls in flight, AUTHORITY_MAX_RPS calls a second) and
- * the circuit breaker that every process shares through the store.
+ * Everything the bot's calls to an authority pass through (SPEC §10, §14): the authority's
+ * capacity, shared by every worker process through the store (src/scheduler/capacity.ts), and
+ * the circuit breaker, shared the same way (src/scheduler/breaker.ts).
  *
- * The breaker: after AUTHORITY_BREAKER_FAILURES transient failures in a row it opens for
- * AUTHORITY_BREAKER_SECONDS; no call goes while it is open, so no attempt is spent; then one
- * process wins the probe (an atomic claim in the store), and its one call closes the breaker
- * or opens it again. The state is read from the store at most once a second and written only
- * when it changes, so the per-call cost is a look at memory.
+ * A call waits in this process's line for its kind, asks the store for a slot (which also looks
+ * at the breaker), waits for its send time (the rate limit), looks at the breaker once more when
+ * it waited, and only then goes. So once the breaker is open no call leaves, not even one that
+ * was already waiting. The breaker is read from the store at most once a second for `mayCall`,
+ * and written only when it changes.
  */
-import { RateLimiterMemory, RateLimiterQueue } from "rate-limiter-flexible";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { AuthorityAdapter } from "../authority/protocol.ts";
 import type { Config } from "../config.ts";
 import { isRetryable } from "../lib/backoff.ts";
-import { Slots } from "../lib/concurrency.ts";
-import type { AuthorityBreaker, Store } from "../store/store.ts";
+import { signal } from "../lib/concurrency.ts";
+import { admission, afterCall, type BreakerView } from "../scheduler/breaker.ts";
+import type { CallKind } from "../scheduler/capacity.ts";
+import type { Store } from "../store/store.ts";
 
 /** What `call` answers when the breaker kept the call from being made. */
 export const BREAKER_OPEN = Symbol("the authority's circuit breaker is open");
@@ -26,22 +28,29 @@ export type GateConfig = Pick<
 
 export interface AuthorityGate {
   readonly adapter: AuthorityAdapter;
-  /** Makes one call within capacity and the breaker; BREAKER_OPEN when none was made. */
-  call<T>(work: (adapter: AuthorityAdapter) => Promise<T>): Promise<T | typeof BREAKER_OPEN>;
+  /**
+   * Makes one call of `kind` within the shared capacity and the breaker; BREAKER_OPEN when none
+   * was made (the breaker is open, or `signal` aborted while the call waited for its turn).
+   */
+  call<T>(kind: CallKind, work: (adapter: AuthorityAdapter) => Promise<T>, signal?: AbortSignal): Promise<T | typeof BREAKER_OPEN>;
   /** Whether a call may go now: the breaker is closed, or its probe is due. */
   mayCall(): Promise<boolean>;
   /** The breaker's state as this process last saw it (the metric). */
-  breakerState(): AuthorityBreaker["state"];
+  breakerState(): BreakerView["state"];
 }
 
-/** How stale this process's view of the shared breaker may be. */
+/** How stale this process's view of the shared breaker may be for `mayCall`. */
 const BREAKER_REFRESH_MS = 1000;
+/** How often the first caller in line asks the store again while every slot is taken. */
+const SLOT_POLL_MS = 15;
+/** A slot is held past its send time for the call's timeout and this much more; a holder that died frees it then. */
+const SLOT_GRACE_MS = 2000;
 
 export interface GateDeps {
   store: Store;
   adapter: AuthorityAdapter;
   config: GateConfig;
-  /** This process's worker id: the probe's owner. */
+  /** This process's worker id: the probe's owner, and the slots' holder (with a call number). */
   owner: string;
   clock?: () => Date;
 }
@@ -50,40 +59,33 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
   const { store, adapter, config, owner } = deps;
   const clock = deps.clock ?? (() => new Date());
   const authority = adapter.name;
-  const slots = new Slots(config.authorityMaxConcurrency);
-  const rate =
-    config.authorityMaxRps > 0
-      ? new RateLimiterQueue(new RateLimiterMemory({ points: config.authorityMaxRps, duration: 1 }), { maxQueueSize: Number.MAX_SAFE_INTEGER })
-      : undefined;
-  let breaker: AuthorityBreaker = { state: "closed", until: null };
-  let readAt = 0;
+  let breaker: BreakerView = { state: "closed", until: null };
+  let readAt = Number.NEGATIVE_INFINITY;
   let failuresInARow = 0;
   let probing = false;
+  let calls = 0;
+  const lines: Record<CallKind, Line> = { submit: new Line(), status: new Line() };
 
-  async function current(): Promise<AuthorityBreaker> {
+  async function current(fresh = false): Promise<BreakerView> {
     const now = clock().getTime();
-    if (now - readAt >= BREAKER_REFRESH_MS) {
+    if (fresh || now - readAt >= BREAKER_REFRESH_MS) {
       breaker = await store.getAuthorityBreaker(authority);
       readAt = now;
     }
     return breaker;
   }
 
-  const probeDue = (state: AuthorityBreaker) => state.state !== "closed" && state.until !== null && Date.parse(state.until) <= clock().getTime();
-
-  async function open(): Promise<void> {
+  async function change(to: "open" | "close"): Promise<void> {
     const now = clock();
-    const until = new Date(now.getTime() + config.authorityBreakerSeconds * 1000).toISOString();
-    await store.openAuthorityBreaker(authority, { until, now: now.toISOString() });
-    breaker = { state: "open", until };
+    if (to === "open") {
+      const until = new Date(now.getTime() + config.authorityBreakerSeconds * 1000).toISOString();
+      await store.openAuthorityBreaker(authority, { until, now: now.toISOString() });
+      breaker = { state: "open", until };
+    } else {
+      await store.closeAuthorityBreaker(authority, now.toISOString());
+      breaker = { state: "closed", until: null };
+    }
     readAt = now.getTime();
-    failuresInARow = 0;
-  }
-
-  async function close(): Promise<void> {
-    await store.closeAuthorityBreaker(authority, clock().toISOString());
-    breaker = { state: "closed", until: null };
-    readAt = clock().getTime();
   }
 
   /** True when this process got the one probe call. */
@@ -93,7 +95,7 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
     // The probe's turn lasts as long as one call may: a probe whose process died frees it then.
     const until = new Date(now.getTime() + config.authorityTimeoutMs + 1000).toISOString();
     if (!(await store.claimAuthorityBreakerProbe(authority, { owner, until, now: now.toISOString() }))) {
-      readAt = 0;
+      readAt = Number.NEGATIVE_INFINITY;
       return false;
     }
     breaker = { state: "halfOpen", until };
@@ -101,44 +103,106 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
     return true;
   }
 
+  /** A slot for one call, in this process's line for `kind`; undefined when the breaker is open. */
+  async function takeSlot(kind: CallKind, holder: string, probe: boolean, stop?: AbortSignal): Promise<{ slot: number; sendAtMs: number } | undefined> {
+    return lines[kind].inTurn(async () => {
+      for (;;) {
+        if (stop?.aborted) return undefined;
+        const grant = await store.takeAuthoritySlot(authority, {
+          holder,
+          kind,
+          nowMs: clock().getTime(),
+          probe,
+          maxConcurrency: config.authorityMaxConcurrency,
+          maxRps: config.authorityMaxRps,
+          holdMs: config.authorityTimeoutMs + SLOT_GRACE_MS,
+        });
+        if (grant.kind === "granted") return grant;
+        if (grant.kind === "breakerOpen") {
+          readAt = Number.NEGATIVE_INFINITY;
+          return undefined;
+        }
+        await Promise.race([sleep(SLOT_POLL_MS), lines.submit.freed(), lines.status.freed()]);
+      }
+    });
+  }
+
   return {
     adapter,
 
-    async call(work) {
-      const state = await current();
+    async call(kind, work, stop) {
       let probe = false;
-      if (state.state !== "closed") {
-        if (!probeDue(state) || !(await claimProbe())) return BREAKER_OPEN;
+      const seen = await current();
+      if (admission(seen, clock().getTime()) !== "go") {
+        if (admission(seen, clock().getTime()) === "wait" || !(await claimProbe())) return BREAKER_OPEN;
         probe = true;
       }
-      await slots.take();
-      try {
-        await rate?.removeTokens(1);
-        const answer = await work(adapter);
-        failuresInARow = 0;
-        if (probe) await close();
-        return answer;
-      } catch (error) {
-        if (!isRetryable(error)) {
-          // The Authority answered: it is up, whatever it said.
-          failuresInARow = 0;
-          if (probe) await close();
-        } else {
-          failuresInARow += 1;
-          if (probe || (breaker.state === "closed" && failuresInARow >= config.authorityBreakerFailures)) await open();
-        }
+      calls += 1;
+      const holder = `${owner}#${calls}`;
+      const slot = await takeSlot(kind, holder, probe, stop).catch((error: unknown) => {
+        if (probe) probing = false;
         throw error;
+      });
+      if (!slot) {
+        if (probe) probing = false;
+        return BREAKER_OPEN;
+      }
+      try {
+        const waitMs = slot.sendAtMs - clock().getTime();
+        if (waitMs > 0) {
+          await sleep(waitMs);
+          // It waited: the breaker may have opened meanwhile, and then this call does not go.
+          if (!probe && (await current(true)).state !== "closed") return BREAKER_OPEN;
+        }
+        const answer = await work(adapter).catch(async (error: unknown) => {
+          await settle(isRetryable(error) ? "transient" : "answered", probe);
+          throw error;
+        });
+        await settle("answered", probe);
+        return answer;
       } finally {
         if (probe) probing = false;
-        slots.give();
+        await store.releaseAuthoritySlot(authority, slot.slot, holder).catch(() => undefined);
+        lines.submit.free();
+        lines.status.free();
       }
     },
 
     async mayCall() {
       const state = await current();
-      return state.state === "closed" || (probeDue(state) && !probing);
+      const now = clock().getTime();
+      return admission(state, now) === "go" || (admission(state, now) === "probe" && !probing);
     },
 
     breakerState: () => breaker.state,
   };
+
+  async function settle(result: "answered" | "transient", probe: boolean): Promise<void> {
+    const next = afterCall({ failuresInARow, probe, state: breaker.state, result }, config.authorityBreakerFailures);
+    failuresInARow = next.failuresInARow;
+    if (next.change !== "none") await change(next.change);
+  }
 }
+
+/** This process's callers of one kind, one at a time asking the store (first come, first served). */
+class Line {
+  private tail: Promise<unknown> = Promise.resolve();
+  private generation = signal();
+
+  inTurn<R>(work: () => Promise<R>): Promise<R> {
+    const turn = this.tail.then(work, work);
+    this.tail = turn.catch(() => undefined);
+    return turn;
+  }
+
+  /** Resolves when a slot of this process is given back. */
+  freed(): Promise<void> {
+    return this.generation.promise;
+  }
+
+  free(): void {
+    this.generation.resolve();
+    this.generation = signal();
+  }
+}
+

@@ -1,61 +1,65 @@
 /**
- * One bot run (SPEC §5, §10), company by company (BOT_CONCURRENCY companies and items at once
- * across the run): close the company's non-empty Open batch,
- * flag items whose filing deadline is near, then claim its claimable batches one at a time with
- * a lease. In a batch, first submit the due New items, earliest deadline first (each becomes
- * Submitted with the Authority's application number), then ask about the due Submitted items
- * (each becomes Successful, Failed, or stays Submitted with a later poll). The first poll of an
- * item is due at once, so with an Authority that decides at once one run files and decides.
+ * One bot pass (SPEC §5, §10, §14). First, company by company (BOT_CONCURRENCY at once): take up
+ * its batches (close the non-empty Open ones; their New items join the filing queue) and flag
+ * items whose deadline is near. Then two loops share the authority's capacity until the work
+ * due at the start is done:
+ * - filing: claim up to BOT_CLAIM_SIZE items at a time from the one queue over every company
+ *   (src/scheduler/order.ts), and submit each (it becomes Submitted with the application number,
+ *   Failed, or New again after a transient failure, with a backoff);
+ * - status: claim Submitted items whose next status request is due, and ask about each (it
+ *   becomes Successful, Failed, or stays Submitted with a later poll). The first poll is due at
+ *   once, so with an authority that decides at once one pass files and decides.
  *
- * Outcomes are stored as data: results, reasons, attempts, last error and the next time. A
- * batch whose items are all terminal becomes Completed. Calls go through the AuthorityGate
- * (capacity and the shared circuit breaker); a call the open breaker keeps back spends nothing.
+ * Outcomes are stored as data: results, reasons, attempts, last error and the next time. Calls go
+ * through the AuthorityGate (the shared capacity and circuit breaker); a call the breaker keeps
+ * back spends nothing, and its item is given back in its place at once.
  *
- * Exactly-once towards the Authority rests on two things: the item id travels as the
- * idempotency key of submit, and every write is fenced by the batch lease, so a worker that
- * lost its lease stops, and items it left InProgress are re-submitted under the same key (and
- * get the same application number).
+ * Exactly-once towards the authority rests on two things: the item id travels as the idempotency
+ * key of submit, and every write about a call is fenced by the item's claim, so a worker whose
+ * claim was taken over changes nothing, and items a dead worker left InProgress are submitted
+ * again under the same key (and get the same application number) once its lease runs out.
  */
 import type { Config } from "../config.ts";
 import { isRetryable, nextAttemptAt, type BackoffPolicy } from "../lib/backoff.ts";
-import { forEachConcurrently, Slots } from "../lib/concurrency.ts";
-import type { ClaimedBatch, DueItem, FinishBatchOutcome, ItemOutcome, ItemToPoll, Store } from "../store/store.ts";
+import { forEachConcurrently, signal } from "../lib/concurrency.ts";
+import type { DueItem, ItemOutcome, ItemToPoll, Store } from "../store/store.ts";
 import { BREAKER_OPEN, type AuthorityGate } from "./authority-gate.ts";
 
 /** What `bot run-once` prints. */
 export interface BotCounts {
-  /** Batches this run claimed and worked on. */
+  /** Batches this pass took up into the filing queue. */
   batches: number;
   /** Items filed with the Authority (an application number received). */
   submitted: number;
   succeeded: number;
   failed: number;
-  /** Transient failures at submit, left New for a later run. */
+  /** Transient failures at submit, left New for a later pass. */
   retried: number;
 }
 
 /** Optional hooks, e.g. for metrics or to wake the webhook dispatcher; they must not throw. */
 export interface BotEvents {
   itemFinished?(info: { companyId: number; workItemId: number; result: ItemOutcome["kind"]; attempts: number; durationMs: number }): void;
-  batchFinished?(info: { companyId: number; workBatchId: number; outcome: FinishBatchOutcome | "error" }): void;
+  /** An item was filed: `deadlineAt` (if it has one) against `submittedAt`. */
+  itemSubmitted?(info: { companyId: number; workItemId: number; deadlineAt: string | null; submittedAt: string }): void;
   runFinished?(info: { counts: BotCounts; durationMs: number; error?: unknown }): void;
 }
 
-export type BotConfig = Pick<Config, "botLeaseSeconds" | "botMaxAttempts" | "botConcurrency" | "botRetryBaseMs" | "botRetryMaxMs" | "botPollSeconds">;
+export type BotConfig = Pick<Config, "botLeaseSeconds" | "botMaxAttempts" | "botConcurrency" | "botClaimSize" | "botRetryBaseMs" | "botRetryMaxMs" | "botPollSeconds">;
 
 export interface BotDeps {
   store: Store;
   gate: AuthorityGate;
   config: BotConfig;
-  /** This worker's id; it owns the leases it takes. */
+  /** This worker's id; it owns the claims it takes. */
   owner: string;
   clock?: () => Date;
   random?: () => number;
   logger?: { info(obj: object, msg: string): void; error(obj: object, msg: string): void };
   events?: BotEvents;
   /**
-   * Shutdown: no new batch or item is started; calls in flight finish and are recorded, and
-   * the batch is released so another worker can go on at once.
+   * Shutdown: nothing more is claimed, calls not yet made are given back, calls in flight finish
+   * and are recorded.
    */
   signal?: AbortSignal;
 }
@@ -65,37 +69,51 @@ export const DEADLINE_RISK_MS = 2 * 3600_000;
 /** The longest wait between two status requests. */
 const MAX_POLL_INTERVAL_MS = 5 * 60_000;
 
+/** What both loops of one pass share. */
+interface Pass {
+  deps: BotDeps;
+  clock: () => Date;
+  /** Filing work due by then is this pass's; what becomes due later waits for the next. */
+  dueBefore: string;
+  counts: BotCounts;
+  /** Why the pass stopped early; undefined while it goes on. */
+  stop?: { kind: "breakerOpen" } | { kind: "failure"; error: unknown };
+  /** Resolves whenever an item was filed (or filing ended): there may be a status request due. */
+  filed: () => Promise<void>;
+  wakePolls: () => void;
+  filingDone: boolean;
+}
+
 export async function runBotOnce(deps: BotDeps): Promise<BotCounts> {
   const clock = deps.clock ?? (() => new Date());
   const started = clock();
   const counts: BotCounts = { batches: 0, submitted: 0, succeeded: 0, failed: 0, retried: 0 };
   try {
-    // Work that becomes due during this run waits for the next one, so one run ends.
-    const dueBefore = started.toISOString();
-    const riskBefore = new Date(started.getTime() + DEADLINE_RISK_MS).toISOString();
-    // BOT_CONCURRENCY items at once across the whole run, whichever companies they belong to.
-    const run: Run = { dueBefore, counts, items: new Slots(deps.config.botConcurrency) };
-    // Company by company (every statement names its company; docs/scaling.md), several at
-    // once: most companies have one small batch, and one at a time would leave the Authority's
-    // capacity idle while each waits for its own store round trips.
-    const companies = await deps.store.companiesWithBotWork({ dueBefore });
-    const failure: { error?: unknown } = {};
-    await forEachConcurrently(companies, deps.config.botConcurrency, async ({ companyId, openBatch, claimable }) => {
-      if (deps.signal?.aborted || "error" in failure) return;
-      try {
-        const closed = openBatch ? await deps.store.closeOpenBatches(companyId, dueBefore) : 0;
-        await deps.store.flagDeadlinesAtRisk(companyId, { riskBefore, now: clock().toISOString() });
-        // With the breaker open nothing is claimed, so nothing is taken and no attempt spent.
-        if (claimable + closed > 0 && (await deps.gate.mayCall())) await runCompany(deps, companyId, claimable + closed, run);
-      } catch (error) {
-        // Stop starting companies; the ones under way finish before the run reports the error.
-        if (!("error" in failure)) failure.error = error;
-      }
-    });
-    if ("error" in failure) throw failure.error;
+    await takeUpBatches(deps, counts, started);
+    let wake = signal();
+    const pass: Pass = {
+      deps,
+      clock,
+      dueBefore: clock().toISOString(),
+      counts,
+      filed: () => wake.promise,
+      wakePolls: () => {
+        wake.resolve();
+        wake = signal();
+      },
+      filingDone: false,
+    };
+    await Promise.all([
+      fileDueItems(pass).finally(() => {
+        pass.filingDone = true;
+        pass.wakePolls();
+      }),
+      askAboutFiledItems(pass),
+    ]);
+    if (pass.stop?.kind === "failure") throw pass.stop.error;
     const { submitted, succeeded, failed, retried } = counts;
     // The operators' overview shows the last pass of any worker (SPEC §12.2).
-    await deps.store.recordBotPass({ startedAt: dueBefore, finishedAt: clock().toISOString(), submitted, succeeded, failed, retried });
+    await deps.store.recordBotPass({ startedAt: started.toISOString(), finishedAt: clock().toISOString(), submitted, succeeded, failed, retried });
     deps.events?.runFinished?.({ counts: { ...counts }, durationMs: clock().getTime() - started.getTime() });
     return counts;
   } catch (error) {
@@ -104,130 +122,137 @@ export async function runBotOnce(deps: BotDeps): Promise<BotCounts> {
   }
 }
 
-/** What every company of one run shares. */
-interface Run {
-  dueBefore: string;
-  counts: BotCounts;
-  /** The run's item slots: BOT_CONCURRENCY. */
-  items: Slots;
+/**
+ * Company by company (every statement names its company; docs/scaling.md), several at once:
+ * batches into the queue, and deadlines at risk announced (paused work types' too).
+ */
+async function takeUpBatches(deps: BotDeps, counts: BotCounts, started: Date): Promise<void> {
+  const clock = deps.clock ?? (() => new Date());
+  const riskBefore = new Date(started.getTime() + DEADLINE_RISK_MS).toISOString();
+  const companies = await deps.store.companiesWithBotWork();
+  const failure: { error?: unknown } = {};
+  await forEachConcurrently(companies, deps.config.botConcurrency, async ({ companyId, toQueue }) => {
+    if (deps.signal?.aborted || "error" in failure) return;
+    try {
+      if (toQueue) counts.batches += await deps.store.queueBatches(companyId, clock().toISOString());
+      await deps.store.flagDeadlinesAtRisk(companyId, { riskBefore, now: clock().toISOString() });
+    } catch (error) {
+      // Stop starting companies; the ones under way finish before the pass reports the error.
+      if (!("error" in failure)) failure.error = error;
+    }
+  });
+  if ("error" in failure) throw failure.error;
 }
+
+const going = (pass: Pass) => pass.stop === undefined && !pass.deps.signal?.aborted;
+const leaseUntil = (pass: Pass) => new Date(pass.clock().getTime() + pass.deps.config.botLeaseSeconds * 1000).toISOString();
 
 /**
- * Claims the company's claimable batches one at a time, at most `claimable` (what was due when
- * the run began, so no claim comes back empty but for a race), and works on each.
+ * Keeps up to BOT_CLAIM_SIZE items in hand, claiming more when half of them are done: the items
+ * wait in the gate's line in queue order, so the authority's slots never idle while a claim is
+ * on its way.
  */
-async function runCompany(deps: BotDeps, companyId: number, claimable: number, run: Run): Promise<void> {
-  const { dueBefore, counts } = run;
-  const clock = deps.clock ?? (() => new Date());
-  const seen = new Set<number>();
-  while (seen.size < claimable && !deps.signal?.aborted) {
-    const batch = await deps.store.claimBatch({ companyId, owner: deps.owner, dueBefore, leaseExpiresAt: leaseUntil(deps, clock()) });
-    if (!batch) return;
-    if (seen.has(batch.workBatchId)) {
-      // Released in this very millisecond and claimable again: leave it to the next run.
-      await deps.store.finishBatch(batch, { now: clock().toISOString() });
-      return;
+async function inHand<I extends { workItemId: number }>(
+  pass: Pass,
+  claim: (limit: number) => Promise<I[]>,
+  work: (item: I) => Promise<void>,
+  whenEmpty: () => Promise<boolean>,
+): Promise<void> {
+  const size = pass.deps.config.botClaimSize;
+  const held = new Map<number, Promise<void>>();
+  while (going(pass)) {
+    if (held.size > size / 2) {
+      await Promise.race(held.values());
+      continue;
     }
-    seen.add(batch.workBatchId);
-    counts.batches += 1;
-    await runBatch(deps, batch, run);
+    // With the breaker open nothing is claimed, so nothing is taken and no attempt spent.
+    if (!(await pass.deps.gate.mayCall())) {
+      pass.stop ??= { kind: "breakerOpen" };
+      break;
+    }
+    const items = await claim(size - held.size);
+    if (items.length === 0) {
+      if (held.size > 0) await Promise.race(held.values());
+      else if (!(await whenEmpty())) break;
+      continue;
+    }
+    for (const item of items) {
+      held.set(
+        item.workItemId,
+        work(item)
+          .catch((error: unknown) => {
+            pass.stop ??= { kind: "failure", error };
+          })
+          .finally(() => held.delete(item.workItemId)),
+      );
+    }
   }
+  await Promise.all(held.values());
 }
 
-const leaseUntil = (deps: BotDeps, now: Date) => new Date(now.getTime() + deps.config.botLeaseSeconds * 1000).toISOString();
-
-/** Why a batch's work stopped early; undefined while it goes on. */
-type Stop = { kind: "leaseLost" } | { kind: "breakerOpen" } | { kind: "failure"; error: unknown } | undefined;
-
-async function runBatch(deps: BotDeps, batch: ClaimedBatch, run: Run): Promise<void> {
-  const { dueBefore, counts } = run;
-  const clock = deps.clock ?? (() => new Date());
-  const ref = { companyId: batch.companyId, workBatchId: batch.workBatchId };
-  const work = { stop: undefined as Stop };
-  const going = () => work.stop === undefined && !deps.signal?.aborted;
-  /** Runs `step` for one item unless the batch's work stopped; its result is counted. */
-  const step = (itemWork: () => Promise<ItemOutcome["kind"] | "leaseLost" | "breakerOpen">) =>
-    run.items.run(async () => {
-      if (!going()) return;
-      try {
-        const result = await itemWork();
-        if (result === "leaseLost" || result === "breakerOpen") work.stop ??= { kind: result };
-        else if (result in counts) counts[result as keyof BotCounts] += 1;
-      } catch (error) {
-        work.stop ??= { kind: "failure", error };
-      }
-    });
-  try {
-    // Stage 1: submit the due New items (and InProgress ones a dead worker left).
-    while (going()) {
-      const now = clock();
-      const items = await deps.store.takeDueItems(batch, {
-        now: now.toISOString(),
-        dueBefore,
-        limit: deps.config.botConcurrency * 4,
-        leaseExpiresAt: leaseUntil(deps, now),
-      });
-      if (items === undefined) work.stop = { kind: "leaseLost" };
-      if (!items || items.length === 0) break;
-      // Items skipped here stay InProgress and are submitted, same key, by whoever goes on.
-      await forEachConcurrently(items, deps.config.botConcurrency, (item) => step(() => submitItem(deps, batch, item)));
-    }
-    // Stage 2: ask about the Submitted items due now, each once in this run.
-    const pollDueBefore = clock().toISOString();
-    let after = 0;
-    while (going()) {
-      const items = await deps.store.submittedItemsDue(batch, {
-        dueBefore: pollDueBefore,
-        afterWorkItemId: after,
-        limit: deps.config.botConcurrency * 4,
-        leaseExpiresAt: leaseUntil(deps, clock()),
-      });
-      if (items === undefined) work.stop = { kind: "leaseLost" };
-      if (!items || items.length === 0) break;
-      after = items[items.length - 1]!.workItemId;
-      await forEachConcurrently(items, deps.config.botConcurrency, (item) => step(() => pollItem(deps, batch, item)));
-    }
-  } catch (error) {
-    work.stop ??= { kind: "failure", error };
-  }
-  const stop = work.stop as Stop;
-  if (stop?.kind === "leaseLost") {
-    deps.logger?.info(ref, "lost the batch lease to another worker; leaving the batch to it");
-    deps.events?.batchFinished?.({ ...ref, outcome: "leaseLost" });
-    return;
-  }
-  if (stop?.kind === "failure") {
-    deps.logger?.error({ ...ref, err: stop.error }, "bot run of a batch failed; it is retried in a later run");
-    deps.events?.batchFinished?.({ ...ref, outcome: "error" });
-    // Best effort: record why and release. If the store is down this fails too, and the lease
-    // simply runs out; either way a later run resumes the batch.
-    await deps.store.finishBatch(batch, { now: clock().toISOString(), lastError: describe(stop.error) }).catch(() => undefined);
-    return;
-  }
-  const lastError = stop?.kind === "breakerOpen" ? "the Authority's circuit breaker opened; the batch goes on when it closes" : undefined;
-  const outcome = await deps.store.finishBatch(batch, { now: clock().toISOString(), ...(lastError ? { lastError } : {}) });
-  deps.events?.batchFinished?.({ ...ref, outcome });
+async function fileDueItems(pass: Pass): Promise<void> {
+  const { store, owner } = pass.deps;
+  await inHand(
+    pass,
+    (limit) => store.claimFilingWork({ owner, now: pass.clock().toISOString(), dueBefore: pass.dueBefore, leaseExpiresAt: leaseUntil(pass), limit }),
+    (item) => counted(pass, submitItem(pass, item)),
+    async () => false,
+  ).catch((error: unknown) => {
+    pass.stop ??= { kind: "failure", error };
+  });
 }
 
-/** Records `outcome` for an item under the batch lease; "leaseLost" when the write was fenced off. */
-async function record(deps: BotDeps, batch: ClaimedBatch, workItemId: number, outcome: ItemOutcome): Promise<boolean> {
-  const now = (deps.clock ?? (() => new Date()))();
-  return deps.store.recordItemOutcome(batch, workItemId, outcome, { now: now.toISOString(), leaseExpiresAt: leaseUntil(deps, now) });
+async function askAboutFiledItems(pass: Pass): Promise<void> {
+  const { store, owner } = pass.deps;
+  await inHand(
+    pass,
+    (limit) => store.claimStatusRequests({ owner, dueBefore: pass.clock().toISOString(), leaseExpiresAt: leaseUntil(pass), limit }),
+    (item) => counted(pass, pollItem(pass, item)),
+    // Nothing to ask about now: wait for the next filing, unless filing is over.
+    async () => {
+      if (pass.filingDone) return false;
+      await pass.filed();
+      return true;
+    },
+  ).catch((error: unknown) => {
+    pass.stop ??= { kind: "failure", error };
+  });
 }
 
-function finished(deps: BotDeps, item: { companyId: number; workItemId: number }, result: ItemOutcome["kind"], attempts: number, started: Date): void {
-  const durationMs = (deps.clock ?? (() => new Date()))().getTime() - started.getTime();
-  deps.events?.itemFinished?.({ companyId: item.companyId, workItemId: item.workItemId, result, attempts, durationMs });
+type StepResult = ItemOutcome["kind"] | "notMade" | "claimLost";
+
+async function counted(pass: Pass, step: Promise<StepResult>): Promise<void> {
+  const result = await step;
+  if (result in pass.counts) pass.counts[result as keyof BotCounts] += 1;
+}
+
+/** A call the gate kept back: the item goes back in its place, nothing spent. */
+async function giveBack(pass: Pass, item: { companyId: number; workItemId: number }): Promise<"notMade"> {
+  const reason = pass.deps.signal?.aborted ? "the worker is stopping" : "the authority's circuit breaker is open";
+  if (!pass.deps.signal?.aborted) pass.stop ??= { kind: "breakerOpen" };
+  await pass.deps.store.releaseItems([{ companyId: item.companyId, workItemId: item.workItemId, owner: pass.deps.owner }], { now: pass.clock().toISOString(), reason });
+  return "notMade";
+}
+
+/** Records `outcome` under the item's claim; false when another worker took the item over. */
+async function record(pass: Pass, item: { companyId: number; workItemId: number }, outcome: ItemOutcome): Promise<boolean> {
+  const claim = { companyId: item.companyId, workItemId: item.workItemId, owner: pass.deps.owner };
+  return pass.deps.store.recordItemOutcome(claim, outcome, { now: pass.clock().toISOString() });
+}
+
+function finished(pass: Pass, item: { companyId: number; workItemId: number }, result: ItemOutcome["kind"], attempts: number, started: Date): void {
+  const durationMs = pass.clock().getTime() - started.getTime();
+  pass.deps.events?.itemFinished?.({ companyId: item.companyId, workItemId: item.workItemId, result, attempts, durationMs });
 }
 
 /** Stage 1 for one item: submit it, and record Submitted, Failed (rejected, or out of attempts) or retried. */
-async function submitItem(deps: BotDeps, batch: ClaimedBatch, item: DueItem): Promise<ItemOutcome["kind"] | "leaseLost" | "breakerOpen"> {
-  const clock = deps.clock ?? (() => new Date());
+async function submitItem(pass: Pass, item: DueItem): Promise<StepResult> {
+  const { deps, clock } = pass;
   const started = clock();
   let outcome: ItemOutcome;
   try {
-    const answer = await deps.gate.call((adapter) => adapter.submit({ idempotencyKey: String(item.workItemId), workType: item.workType, request: item.request }));
-    if (answer === BREAKER_OPEN) return "breakerOpen";
+    const answer = await deps.gate.call("submit", (adapter) => adapter.submit({ idempotencyKey: String(item.workItemId), workType: item.workType, request: item.request }), deps.signal);
+    if (answer === BREAKER_OPEN) return giveBack(pass, item);
     const at = clock().toISOString();
     outcome =
       answer.kind === "accepted"
@@ -236,9 +261,13 @@ async function submitItem(deps: BotDeps, batch: ClaimedBatch, item: DueItem): Pr
   } catch (error) {
     outcome = submitFailure(deps, item, error, started);
   }
-  if (!(await record(deps, batch, item.workItemId, outcome))) return "leaseLost";
+  if (!(await record(pass, item, outcome))) return "claimLost";
+  if (outcome.kind === "submitted") {
+    deps.events?.itemSubmitted?.({ companyId: item.companyId, workItemId: item.workItemId, deadlineAt: item.deadlineAt, submittedAt: outcome.submittedAt });
+    pass.wakePolls();
+  }
   const attempts = item.attempts + (outcome.kind === "retried" || (outcome.kind === "failed" && outcome.transient) ? 1 : 0);
-  finished(deps, item, outcome.kind, attempts, started);
+  finished(pass, item, outcome.kind, attempts, started);
   return outcome.kind;
 }
 
@@ -257,14 +286,14 @@ function submitFailure(deps: BotDeps, item: DueItem, error: unknown, now: Date):
 }
 
 /** Stage 2 for one item: ask about it, and record the decision, or when to ask again. */
-async function pollItem(deps: BotDeps, batch: ClaimedBatch, item: ItemToPoll): Promise<ItemOutcome["kind"] | "leaseLost" | "breakerOpen"> {
-  const clock = deps.clock ?? (() => new Date());
+async function pollItem(pass: Pass, item: ItemToPoll): Promise<StepResult> {
+  const { deps, clock } = pass;
   const started = clock();
   const again = (lastError: string | null): ItemOutcome => ({ kind: "pending", nextPollAt: nextPollAt(deps, clock(), item.polls), lastError });
   let outcome: ItemOutcome;
   try {
-    const answer = await deps.gate.call((adapter) => adapter.status(item.applicationNumber));
-    if (answer === BREAKER_OPEN) return "breakerOpen";
+    const answer = await deps.gate.call("status", (adapter) => adapter.status(item.applicationNumber), deps.signal);
+    if (answer === BREAKER_OPEN) return giveBack(pass, item);
     switch (answer.kind) {
       case "pending":
         outcome = again(null);
@@ -285,8 +314,8 @@ async function pollItem(deps: BotDeps, batch: ClaimedBatch, item: ItemToPoll): P
     // The item is filed: a failing status request never fails it, it only waits longer.
     outcome = again(describe(error));
   }
-  if (!(await record(deps, batch, item.workItemId, outcome))) return "leaseLost";
-  finished(deps, item, outcome.kind, 0, started);
+  if (!(await record(pass, item, outcome))) return "claimLost";
+  finished(pass, item, outcome.kind, 0, started);
   return outcome.kind;
 }
 

@@ -46,3 +46,10 @@ export class Slots {
     }
   }
 }
+
+/** A promise and the function that resolves it: a one-off wake-up call. */
+export function signal(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((done) => (resolve = done));
+  return { promise, resolve };
+}

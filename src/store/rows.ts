@@ -8,7 +8,6 @@ import { countKeyFor, emptyCounts } from "../domain/views.ts";
 import { utcInstant } from "../domain/deadline.ts";
 import type {
   ApiKeyRecord,
-  ClaimedBatch,
   Company,
   DueItem,
   ItemToPoll,
@@ -140,22 +139,6 @@ export interface CompanyRow {
 
 export const toCompany = (row: CompanyRow): Company => ({ companyId: Number(row.company_id), name: row.name, createdAt: iso(row.created_at) });
 
-export interface ClaimedBatchRow {
-  company_id: Id;
-  work_batch_id: Id;
-  work_type: string;
-  lease_owner: string;
-  lease_expires_at: Timestamp;
-}
-
-export const toClaimedBatch = (row: ClaimedBatchRow): ClaimedBatch => ({
-  companyId: Number(row.company_id),
-  workBatchId: Number(row.work_batch_id),
-  workType: row.work_type,
-  leaseOwner: row.lease_owner,
-  leaseExpiresAt: iso(row.lease_expires_at),
-});
-
 export interface DueItemRow {
   company_id: Id;
   work_batch_id: Id;
@@ -180,6 +163,7 @@ export interface ItemToPollRow {
   company_id: Id;
   work_batch_id: Id;
   work_item_id: Id;
+  work_type: string;
   application_number: string;
   polls: number;
 }
@@ -188,6 +172,7 @@ export const toItemToPoll = (row: ItemToPollRow): ItemToPoll => ({
   companyId: Number(row.company_id),
   workBatchId: Number(row.work_batch_id),
   workItemId: Number(row.work_item_id),
+  workType: row.work_type,
   applicationNumber: row.application_number,
   polls: row.polls,
 });

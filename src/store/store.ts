@@ -16,6 +16,7 @@
  * folders hold only what differs. Backend differences are named as `StoreFlags`, never as
  * `if (postgres)` outside this folder.
  */
+import type { CallKind } from "../scheduler/capacity.ts";
 import type { WEBHOOK_EVENT_TYPES } from "../webhooks/event-schema.ts";
 import type { BatchKey, WorkBatchCounts, WorkBatchStatus, WorkBatchView, WorkItemError, WorkItemResult, WorkItemStatus, WorkItemView } from "../domain/views.ts";
 
@@ -122,16 +123,10 @@ export interface ListWorkItemsQuery {
   limit: number;
 }
 
-/** A batch claimed by one bot run; the lease fences every later write of that run. */
-export interface ClaimedBatch {
-  companyId: number;
-  workBatchId: number;
-  workType: string;
-  leaseOwner: string;
-  leaseExpiresAt: string;
-}
-
-/** An item the bot is about to hand to the authority; it is `InProgress` from now on. */
+/**
+ * An item the bot took from the filing queue to hand to the authority: `InProgress`, held by
+ * the claim's owner until its lease runs out.
+ */
 export interface DueItem {
   companyId: number;
   workBatchId: number;
@@ -143,11 +138,12 @@ export interface DueItem {
   deadlineAt: string | null;
 }
 
-/** A Submitted item whose next status request is due. */
+/** A Submitted item whose next status request is due, held by the claim's owner until its lease runs out. */
 export interface ItemToPoll {
   companyId: number;
   workBatchId: number;
   workItemId: number;
+  workType: string;
   applicationNumber: string;
   /** Status requests made so far. */
   polls: number;
@@ -189,8 +185,35 @@ export type CancelOutcome =
   | { kind: "conflict"; item: WorkItemView; batchStatus: WorkBatchStatus }
   | { kind: "notFound" };
 
-/** `pending`: items wait for a retry, the lease is released until the earliest is due. */
-export type FinishBatchOutcome = "completed" | "pending" | "leaseLost";
+/** An item held by a worker's claim: what fences the writes about its call. */
+export interface ItemClaim {
+  companyId: number;
+  workItemId: number;
+  /** The worker that holds it. */
+  owner: string;
+}
+
+/** What a call for an authority slot got (see src/scheduler/capacity.ts). */
+export type SlotGrant =
+  /** Slot `slot` is held until the call ends; send the call at `sendAtMs` (the rate limit), not before. */
+  | { kind: "granted"; slot: number; sendAtMs: number }
+  /** Every slot this kind may hold is taken: ask again soon. */
+  | { kind: "wait" }
+  /** The shared breaker is open (and this is not its probe): no call. */
+  | { kind: "breakerOpen" };
+
+export interface SlotRequest {
+  /** Unique per call: who releases the slot. */
+  holder: string;
+  kind: CallKind;
+  nowMs: number;
+  /** The breaker's probe may go while the breaker is not closed. */
+  probe: boolean;
+  maxConcurrency: number;
+  maxRps: number;
+  /** How long a slot is held at most past its send time: a holder that died frees it then. */
+  holdMs: number;
+}
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
@@ -435,64 +458,62 @@ export interface Store {
    */
   cancelWorkItem(companyId: number, workItemId: number, now: string): Promise<CancelOutcome>;
 
-  // The bot (SPEC §5), company by company.
+  // The bot (SPEC §5, §10, §14): one filing queue over every company.
   /**
-   * The companies with unfinished batches, in company order: `openBatch` when one of its Open
-   * batches holds at least one item (cancelled ones count) and is to be closed; `claimable`, how
-   * many of its Closed or Processing batches `claimBatch` would take by `dueBefore` (0 when they
-   * all wait, which still lets the run flag their deadlines).
+   * Companies with batches to take up (`toQueue`: an Open batch holding at least one item, or a
+   * Closed one, of a work type not paused) or unfinished ones (their deadlines are watched), in
+   * company order.
    */
-  companiesWithBotWork(input: { dueBefore: string }): Promise<Array<{ companyId: number; openBatch: boolean; claimable: number }>>;
-  /** The company's Open batches holding at least one item → Closed, closed_at = now. Returns how many. */
-  closeOpenBatches(companyId: number, now: string): Promise<number>;
+  companiesWithBotWork(): Promise<Array<{ companyId: number; toQueue: boolean }>>;
   /**
-   * Claims the company's oldest claimable batch: `Closed`, or `Processing` with its lease expired
-   * or released (lease_expires_at NULL or ≤ dueBefore) and next_run_at NULL or ≤ dueBefore. Sets
-   * status Processing, lease_owner, lease_expires_at, clears next_run_at. Concurrent claimers
-   * never get the same batch (PostgreSQL: FOR UPDATE SKIP LOCKED). `dueBefore` is the run's
-   * start time, so a batch the same run released is not taken twice in one run.
+   * In one transaction: the company's non-empty Open batches of work types not paused → Closed,
+   * and every Closed one → Processing, its New items due from `now` in the filing queue (a batch
+   * with no New item → Completed). Returns how many batches were taken up.
    */
-  claimBatch(input: { companyId: number; owner: string; dueBefore: string; leaseExpiresAt: string }): Promise<ClaimedBatch | undefined>;
+  queueBatches(companyId: number, now: string): Promise<number>;
   /**
-   * In one transaction: renews the lease to `leaseExpiresAt` (only while `batch.leaseOwner`
-   * still holds the batch, else returns undefined = lease lost), then marks up to `limit` items
-   * of the batch InProgress and returns them, earliest deadline first: items New with
-   * next_attempt_at NULL or ≤ dueBefore, and items already InProgress (left by a worker that
-   * died; they are re-submitted with the same idempotency key).
+   * Takes up to `limit` items from the filing queue, in its order (src/scheduler/order.ts), over
+   * every company: items New and due by `dueBefore`, and items InProgress whose claim's lease ran
+   * out (a worker died; they are filed again with the same idempotency key). Each becomes
+   * InProgress, held by `owner` until `leaseExpiresAt`; each company served moves to the back of
+   * its deadline's turn. `now` tells on-time deadlines from late ones. Concurrent claimers never
+   * get the same item.
    */
-  takeDueItems(batch: ClaimedBatch, input: { now: string; dueBefore: string; limit: number; leaseExpiresAt: string }): Promise<DueItem[] | undefined>;
+  claimFilingWork(input: { owner: string; now: string; dueBefore: string; leaseExpiresAt: string; limit: number }): Promise<DueItem[]>;
   /**
-   * Renews the lease (fenced as above; undefined = lease lost) and returns up to `limit` of the
-   * batch's Submitted items whose next status request is due by `dueBefore`, with ids above
-   * `afterWorkItemId`, in id order.
+   * Takes up to `limit` Submitted items whose next status request is due by `dueBefore` (or
+   * whose claim's lease ran out), held by `owner` until `leaseExpiresAt`, the longest waiting first.
    */
-  submittedItemsDue(
-    batch: ClaimedBatch,
-    input: { dueBefore: string; afterWorkItemId: number; limit: number; leaseExpiresAt: string },
-  ): Promise<ItemToPoll[] | undefined>;
+  claimStatusRequests(input: { owner: string; dueBefore: string; leaseExpiresAt: string; limit: number }): Promise<ItemToPoll[]>;
   /**
-   * In one transaction: renews the lease to `leaseExpiresAt` (fenced as above), moves the item
-   * to its outcome (see ItemOutcome), and records the event it emits (for Successful, Failed
-   * and the first pending): in the feed (`listEvents`), and as a `webhook_outbox` row with the
-   * same event id (`msg_<random>`, status Pending, next_attempt_at = now) when the item has a
-   * webhook_url. False when the lease was lost or the item is not in the state the outcome
-   * comes from; then nothing changed.
+   * In one transaction, moves a claimed item to its outcome (see ItemOutcome) and records the
+   * event it emits (Successful, Failed and the first pending): in the feed (`listEvents`), and as
+   * a `webhook_outbox` row with the same event id when the item has a webhook_url. The batch
+   * completes with its last item. False, with nothing changed, when `claim.owner` no longer
+   * holds the item (another worker took it over) or it is not in the state the outcome comes from.
    */
-  recordItemOutcome(batch: ClaimedBatch, workItemId: number, outcome: ItemOutcome, input: { now: string; leaseExpiresAt: string }): Promise<boolean>;
+  recordItemOutcome(claim: ItemClaim, outcome: ItemOutcome, input: { now: string }): Promise<boolean>;
+  /**
+   * Gives back claimed items whose call was not made (the breaker opened, the worker stops): due
+   * again from `now`, in their place, no attempt spent (InProgress → New; Submitted stays).
+   * Items no longer held by their owner are left alone. Returns how many were given back.
+   */
+  releaseItems(claims: ItemClaim[], input: { now: string; reason: string }): Promise<number>;
   /**
    * Items of the company, still New or InProgress, whose deadline is at or before
    * `riskBefore` and that were not flagged yet: flagged now, each emitting
    * `workitem.deadline_at_risk` (SPEC §10) once, recorded as in `recordItemOutcome`. Returns how many.
    */
   flagDeadlinesAtRisk(companyId: number, input: { riskBefore: string; now: string }): Promise<number>;
+
+  // The authority's capacity, shared by every process (SPEC §14; not tenant data).
   /**
-   * Ends a run's work on a batch it holds. No item New, InProgress or Submitted left → Completed
-   * (completed_at = now, lease cleared). Otherwise → lease released, still Processing, with
-   * next_run_at = the earliest next_attempt_at of its waiting items (now for items without
-   * one) and last_error = `lastError` (null when not given). `leaseLost` (nothing changed) when
-   * `batch.leaseOwner` no longer holds it.
+   * In one transaction over every process: whether a call may take a slot now (capacity,
+   * the share of its kind, the breaker), and if so the slot and when it may be sent.
    */
-  finishBatch(batch: ClaimedBatch, input: { now: string; lastError?: string }): Promise<FinishBatchOutcome>;
+  takeAuthoritySlot(authority: string, request: SlotRequest): Promise<SlotGrant>;
+  /** Frees a slot `holder` took; nothing when it is no longer the holder. */
+  releaseAuthoritySlot(authority: string, slot: number, holder: string): Promise<void>;
 
   // The shared circuit breaker in front of each authority (not tenant data).
   /** The breaker's state; `closed` when it never opened. */

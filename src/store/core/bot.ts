@@ -1,45 +1,42 @@
 /**
- * The bot's operations (SPEC §5, §10): close and claim batches company by company, take due
- * items, find the submitted ones to ask about, record each outcome with its event,
- * flag deadlines at risk, finish the batch; and the circuit breaker shared by every process.
+ * The bot's outcomes and watches (SPEC §5, §10, §14): record what the authority answered for a
+ * claimed item, flag deadlines at risk, the shared circuit breaker, and the authority's capacity
+ * shared by every process. Taking work from the queue is filing-queue.ts.
  *
- * Every write after a claim is fenced by the batch lease: it renews the lease first, in the
- * same transaction, and changes nothing when another worker holds the batch now. On PostgreSQL
- * that renewal (an UPDATE of the batch row) also holds the batch until commit.
+ * Every outcome is fenced by the item's claim: it changes the item only while the worker that
+ * recorded it still holds the item, and goes through `transition` with everything that follows.
  */
-import type { DatabasePort, Queryable, Statement } from "../port.ts";
-import { isoOrNull, toClaimedBatch, toDueItem, toItemToPoll, type ClaimedBatchRow, type DueItemRow, type ItemToPollRow, type WorkItemRow } from "../rows.ts";
-import type { AuthorityBreaker, ClaimedBatch, DueItem, ItemOutcome, Store, WebhookEventType } from "../store.ts";
+import type { DatabasePort, Statement } from "../port.ts";
+import { isoOrNull, type WorkItemRow } from "../rows.ts";
+import type { AuthorityBreaker, ItemOutcome, Store, WebhookEventType } from "../store.ts";
 import type { WorkItemStatus } from "../../domain/views.ts";
+import { chooseSlot, reserveSend, WAITING_MARK_MS, type CallKind, type SlotState } from "../../scheduler/capacity.ts";
 import { emitEvents } from "./events.ts";
-import { recordHistory } from "./operations.ts";
 import { SQL } from "./sql.ts";
+import { FILING_SQL } from "./sql-filing.ts";
+import { transition, type HistoryEntry, type MovedRow } from "./transition.ts";
 
 type BotOperations = Pick<
   Store,
-  | "companiesWithBotWork"
-  | "closeOpenBatches"
-  | "claimBatch"
-  | "takeDueItems"
-  | "submittedItemsDue"
   | "recordItemOutcome"
   | "flagDeadlinesAtRisk"
-  | "finishBatch"
   | "getAuthorityBreaker"
   | "openAuthorityBreaker"
   | "claimAuthorityBreakerProbe"
   | "closeAuthorityBreaker"
+  | "takeAuthoritySlot"
+  | "releaseAuthoritySlot"
 >;
 
 /** The event an outcome emits; `pending` only for the item's first status request (SPEC §10). */
-function eventOf(outcome: ItemOutcome, pollsBefore: number): WebhookEventType | undefined {
+function eventOf(outcome: ItemOutcome, row: MovedRow): WebhookEventType | undefined {
   switch (outcome.kind) {
     case "succeeded":
       return "workitem.succeeded";
     case "failed":
       return "workitem.failed";
     case "pending":
-      return pollsBefore === 0 ? "workitem.submitted" : undefined;
+      return Number(row.polls) === 0 ? "workitem.submitted" : undefined;
     default:
       return undefined;
   }
@@ -53,6 +50,12 @@ const STATUS_AFTER: Record<ItemOutcome["kind"], WorkItemStatus | undefined> = {
   failed: "Failed",
   retried: "New",
 };
+
+/** The state an outcome came from: a filed item (it has an application number) was Submitted, unless it was filed just now. */
+function statusBefore(outcome: ItemOutcome, row: MovedRow): WorkItemStatus {
+  if (outcome.kind === "submitted" || outcome.kind === "retried") return "InProgress";
+  return row.application_number ? "Submitted" : "InProgress";
+}
 
 /** The authority's answer (or the error instead of one), as the item's timeline shows it. */
 function attemptDetail(outcome: ItemOutcome): string {
@@ -72,7 +75,7 @@ function attemptDetail(outcome: ItemOutcome): string {
   }
 }
 
-/** The statement and values that move an item to `outcome`; each RETURNING the item's row and polls. */
+/** The statement and values that move an item to `outcome`. */
 function outcomeUpdate(key: unknown[], outcome: ItemOutcome, now: string): [Statement, unknown[]] {
   switch (outcome.kind) {
     case "submitted":
@@ -91,52 +94,37 @@ function outcomeUpdate(key: unknown[], outcome: ItemOutcome, now: string): [Stat
   }
 }
 
+interface CapacityRow {
+  next_send_ms: number | string;
+  submits_waiting_until_ms: number | string;
+  polls_waiting_until_ms: number | string;
+}
+
+interface SlotRow {
+  slot: number | string;
+  holder: string | null;
+  kind: CallKind | null;
+  held_until_ms: number | string;
+}
+
 export function botOperations(db: DatabasePort): BotOperations {
+  const capacityReady = new Set<string>();
+
   return {
-    async companiesWithBotWork({ dueBefore }) {
-      const rows = await db.all<{ company_id: number | string; open_batch: number | string; claimable: number | string }>(SQL.companiesWithBotWork, [dueBefore]);
-      return rows.map((row) => ({ companyId: Number(row.company_id), openBatch: Number(row.open_batch) === 1, claimable: Number(row.claimable) }));
-    },
-
-    closeOpenBatches(companyId, now) {
-      return db.run(SQL.closeOpenBatches, [companyId, now]);
-    },
-
-    async claimBatch({ companyId, owner, dueBefore, leaseExpiresAt }) {
-      const row = await db.one<ClaimedBatchRow>(SQL.claimBatch, [companyId, owner, dueBefore, leaseExpiresAt]);
-      return row && toClaimedBatch(row);
-    },
-
-    takeDueItems(batch, { now, dueBefore, limit, leaseExpiresAt }) {
+    recordItemOutcome(claim, outcome, { now }) {
       return db.transaction(async (tx) => {
-        if (!(await renewLease(tx, batch, leaseExpiresAt))) return undefined;
-        const rows = await tx.all<DueItemRow>(SQL.markItemsInProgress, [batch.companyId, batch.workBatchId, now, dueBefore, limit]);
-        const items = rows.map(toDueItem).sort(earliestDeadlineFirst);
-        for (const item of items) await recordHistory(tx, batch.companyId, item.workItemId, now, { kind: "status", status: "InProgress" });
-        return items;
-      });
-    },
-
-    submittedItemsDue(batch, { dueBefore, afterWorkItemId, limit, leaseExpiresAt }) {
-      return db.transaction(async (tx) => {
-        if (!(await renewLease(tx, batch, leaseExpiresAt))) return undefined;
-        const rows = await tx.all<ItemToPollRow>(SQL.submittedItemsDue, [batch.companyId, batch.workBatchId, dueBefore, afterWorkItemId, limit]);
-        return rows.map(toItemToPoll);
-      });
-    },
-
-    recordItemOutcome(batch, workItemId, outcome, { now, leaseExpiresAt }) {
-      return db.transaction(async (tx) => {
-        if (!(await renewLease(tx, batch, leaseExpiresAt))) return false;
-        const [update, values] = outcomeUpdate([batch.companyId, batch.workBatchId, workItemId], outcome, now);
-        const changed = await tx.one<WorkItemRow & { polls: number | string }>(update, values);
-        if (!changed) return false;
-        await recordHistory(tx, batch.companyId, workItemId, now, { kind: "attempt", detail: attemptDetail(outcome) });
+        const [update, values] = outcomeUpdate([claim.companyId, claim.workItemId, claim.owner], outcome, now);
         const status = STATUS_AFTER[outcome.kind];
-        if (status) await recordHistory(tx, batch.companyId, workItemId, now, { kind: "status", status, detail: outcome.kind === "failed" ? outcome.error.message : null });
-        const eventType = eventOf(outcome, Number(changed.polls));
-        if (eventType) await emitEvents(tx, batch.companyId, eventType, [changed], now);
-        return true;
+        const history: HistoryEntry[] = [{ kind: "attempt", detail: attemptDetail(outcome) }];
+        if (status) history.push({ kind: "status", status, detail: outcome.kind === "failed" ? outcome.error.message : null });
+        const row = await transition(tx, update, values, {
+          companyId: claim.companyId,
+          now,
+          from: (changed) => statusBefore(outcome, changed),
+          history,
+          event: (changed) => eventOf(outcome, changed),
+        });
+        return row !== undefined;
       });
     },
 
@@ -146,21 +134,6 @@ export function botOperations(db: DatabasePort): BotOperations {
         flagged.sort((a, b) => Number(a.work_item_id) - Number(b.work_item_id));
         await emitEvents(tx, companyId, "workitem.deadline_at_risk", flagged, now);
         return flagged.length;
-      });
-    },
-
-    finishBatch(batch, { now, lastError }) {
-      return db.transaction(async (tx) => {
-        const holder = await tx.one<{ status: string; lease_owner: string | null }>(SQL.lockBatchLease, [batch.companyId, batch.workBatchId]);
-        if (holder?.status !== "Processing" || holder.lease_owner !== batch.leaseOwner) return "leaseLost";
-        const key = [batch.companyId, batch.workBatchId, batch.leaseOwner];
-        const waiting = (await tx.one<{ waiting: number | string; next_run_at: string | Date | null }>(SQL.waitingItems, [batch.companyId, batch.workBatchId, now]))!;
-        if (Number(waiting.waiting) === 0) {
-          await tx.run(SQL.completeBatch, [...key, now]);
-          return "completed";
-        }
-        await tx.run(SQL.releaseBatch, [...key, waiting.next_run_at ?? now, lastError ?? null]);
-        return "pending";
       });
     },
 
@@ -180,20 +153,55 @@ export function botOperations(db: DatabasePort): BotOperations {
     async closeAuthorityBreaker(authority, now) {
       await db.run(SQL.closeAuthorityBreaker, [authority, now]);
     },
+
+    async takeAuthoritySlot(authority, request) {
+      const { nowMs, kind, maxConcurrency } = request;
+      if (!capacityReady.has(authority)) {
+        await db.run(FILING_SQL.ensureCapacity, [authority]);
+        capacityReady.add(authority);
+      }
+      // Every slot held: wait without taking the capacity row (most asks while saturated).
+      const held = await db.one<{ held: number | string }>(FILING_SQL.heldSlots, [authority, maxConcurrency, nowMs]);
+      const full = Number(held?.held ?? 0) >= maxConcurrency;
+      return db.transaction(async (tx) => {
+        const capacity = (await tx.one<CapacityRow>(FILING_SQL.lockCapacity, [authority]))!;
+        const state = {
+          slots: (await tx.all<SlotRow>(FILING_SQL.capacitySlots, [authority, maxConcurrency])).map(toSlotState),
+          submitsWaitingUntilMs: Number(capacity.submits_waiting_until_ms),
+          pollsWaitingUntilMs: Number(capacity.polls_waiting_until_ms),
+        };
+        let nextSendMs = Number(capacity.next_send_ms);
+        if (!request.probe) {
+          const breaker = await tx.one<{ state: AuthorityBreaker["state"] }>(SQL.getAuthorityBreaker, [authority]);
+          if (breaker && breaker.state !== "closed") return { kind: "breakerOpen" as const };
+        }
+        const slot = full ? undefined : chooseSlot(kind, state, { maxConcurrency }, nowMs);
+        if (slot === undefined) {
+          // Say that this kind is kept waiting, so the other kind leaves it its share.
+          const mark = nowMs + WAITING_MARK_MS;
+          if (kind === "submit" && state.submitsWaitingUntilMs < nowMs + WAITING_MARK_MS / 2) state.submitsWaitingUntilMs = mark;
+          else if (kind === "status" && state.pollsWaitingUntilMs < nowMs + WAITING_MARK_MS / 2) state.pollsWaitingUntilMs = mark;
+          else return { kind: "wait" as const };
+          await tx.run(FILING_SQL.setCapacity, [authority, nextSendMs, state.submitsWaitingUntilMs, state.pollsWaitingUntilMs]);
+          return { kind: "wait" as const };
+        }
+        const send = reserveSend(nextSendMs, nowMs, request.maxRps);
+        nextSendMs = send.nextSendMs;
+        await tx.run(FILING_SQL.takeSlot, [authority, slot, request.holder, kind, send.sendAtMs + request.holdMs]);
+        await tx.run(FILING_SQL.setCapacity, [authority, nextSendMs, state.submitsWaitingUntilMs, state.pollsWaitingUntilMs]);
+        return { kind: "granted" as const, slot, sendAtMs: send.sendAtMs };
+      });
+    },
+
+    async releaseAuthoritySlot(authority, slot, holder) {
+      await db.run(FILING_SQL.releaseSlot, [authority, slot, holder]);
+    },
   };
 }
 
-/** As the statement picked them: deadline (none last), then id. */
-function earliestDeadlineFirst(a: DueItem, b: DueItem): number {
-  if (a.deadlineAt !== b.deadlineAt) {
-    if (a.deadlineAt === null) return 1;
-    if (b.deadlineAt === null) return -1;
-    return a.deadlineAt < b.deadlineAt ? -1 : 1;
-  }
-  return a.workItemId - b.workItemId;
-}
-
-/** The fence: true only while `batch.leaseOwner` still holds the batch. */
-async function renewLease(tx: Queryable, batch: ClaimedBatch, leaseExpiresAt: string): Promise<boolean> {
-  return (await tx.run(SQL.renewBatchLease, [batch.companyId, batch.workBatchId, batch.leaseOwner, leaseExpiresAt])) === 1;
-}
+const toSlotState = (row: SlotRow): SlotState => ({
+  slot: Number(row.slot),
+  holder: row.holder,
+  kind: row.kind,
+  heldUntilMs: Number(row.held_until_ms),
+});

@@ -18,9 +18,9 @@ import type {
   TimelineEntry,
 } from "../store.ts";
 import { countKeyFor, emptyCounts, type WorkItemStatus } from "../../domain/views.ts";
-import { emitEvents } from "./events.ts";
 import { ITEM_COLUMNS, SQL } from "./sql.ts";
 import { OPS_SQL } from "./sql-operations.ts";
+import { transition } from "./transition.ts";
 import { listDeliveriesStatement } from "./webhooks.ts";
 
 type OperationsOperations = Pick<
@@ -42,28 +42,6 @@ type OperationsOperations = Pick<
 
 type Id = number | string;
 const DAY_MS = 24 * 60 * 60 * 1000;
-
-/** One entry of an item's history (work_item_history), written in the transaction of what it records. */
-export interface HistoryEntry {
-  kind: "status" | "attempt" | "operator";
-  status?: WorkItemStatus | null;
-  detail?: string | null;
-  action?: OperatorAction;
-}
-
-export async function recordHistory(tx: Queryable, companyId: number, workItemId: number, at: string, entry: HistoryEntry): Promise<void> {
-  await tx.run(OPS_SQL.insertHistory, [
-    companyId,
-    workItemId,
-    at,
-    entry.kind,
-    entry.status ?? null,
-    entry.detail ?? null,
-    entry.action?.operator.operatorId ?? null,
-    entry.action?.operator.email ?? null,
-    entry.action?.reason ?? null,
-  ]);
-}
 
 async function audit(
   tx: Queryable,
@@ -97,14 +75,21 @@ async function retryOne(tx: Queryable, companyId: number, workItemId: number, wo
     open = undefined;
   }
   open ??= (await tx.one(OPS_SQL.openBatch, [companyId, workType, action.at])) ?? (await tx.one(OPS_SQL.lockOpenBatch, [companyId, workType]));
-  const row = await tx.one<WorkItemRow>(OPS_SQL.retryItem, [companyId, workItemId, open!.work_batch_id, action.at]);
-  if (!row) return undefined;
+  // The audit entry and the batch's count come before the transition: it appends the event last.
+  const current = await tx.one<{ status: string }>(OPS_SQL.lockFailedItem, [companyId, workItemId]);
+  if (current?.status !== "Failed") return undefined;
   await tx.run(OPS_SQL.countIntoBatch, [companyId, open!.work_batch_id]);
   await audit(tx, action, "workitem.retry", { companyId, workItemId, workType });
-  await recordHistory(tx, companyId, workItemId, action.at, { kind: "operator", detail: "Retry", action });
-  await recordHistory(tx, companyId, workItemId, action.at, { kind: "status", status: "New", detail: `Back in batch ${open!.work_batch_id}` });
-  await emitEvents(tx, companyId, "workitem.retried", [row], action.at);
-  return row;
+  return transition(tx, OPS_SQL.retryItem, [companyId, workItemId, open!.work_batch_id, action.at], {
+    companyId,
+    now: action.at,
+    from: "Failed",
+    history: [
+      { kind: "operator", detail: "Retry", action },
+      { kind: "status", status: "New", detail: `Back in batch ${open!.work_batch_id}` },
+    ],
+    event: "workitem.retried",
+  });
 }
 
 export function operationsOperations(db: DatabasePort): OperationsOperations {
@@ -236,11 +221,20 @@ export function operationsOperations(db: DatabasePort): OperationsOperations {
         if (!current) return { kind: "notFound" };
         const companyId = Number(current.company_id);
         const batch = await tx.one<{ status: string }>(SQL.lockItemBatch, [companyId, workItemId]);
-        const cancelled = batch?.status === "Open" ? await tx.one<WorkItemRow>(SQL.cancelWorkItem, [companyId, workItemId, action.at]) : undefined;
+        const cancelled =
+          batch?.status === "Open"
+            ? await transition(tx, SQL.cancelWorkItem, [companyId, workItemId, action.at], {
+                companyId,
+                now: action.at,
+                from: "New",
+                history: [
+                  { kind: "operator", detail: "Cancel", action },
+                  { kind: "status", status: "Cancelled", detail: "Cancelled by an operator" },
+                ],
+              })
+            : undefined;
         if (!cancelled) return { kind: "conflict", item: operatorView(current) };
         await audit(tx, action, "workitem.cancel", { companyId, workItemId, workType: current.work_type });
-        await recordHistory(tx, companyId, workItemId, action.at, { kind: "operator", detail: "Cancel", action });
-        await recordHistory(tx, companyId, workItemId, action.at, { kind: "status", status: "Cancelled", detail: "Cancelled by an operator" });
         return { kind: "done", item: operatorView(cancelled) };
       });
     },

@@ -135,12 +135,17 @@ export const OPS_SQL = {
      ON CONFLICT (company_id, work_type) WHERE status = 'Open' DO NOTHING RETURNING work_batch_id, item_count`,
   ),
   countIntoBatch: statement("count_into_batch", "UPDATE work_batches SET item_count = item_count + 1 WHERE company_id = $1 AND work_batch_id = $2"),
+  /** Holds a Failed item while it moves to another batch (the batch's count goes up first). */
+  lockFailedItem: statement(
+    "lock_failed_item",
+    (d) => `SELECT status FROM work_items WHERE company_id = $1 AND work_item_id = $2${d.forUpdate}`,
+  ),
   /** Failed → New in its new batch, as if never filed: the history keeps what happened before. */
   retryItem: statement(
     "retry_item",
     `UPDATE work_items SET status = 'New', work_batch_id = $3, attempts = 0, polls = 0, error = NULL, result = NULL, next_attempt_at = NULL,
             last_error = NULL, application_number = NULL, registration_number = NULL, submitted_at = NULL, decided_at = NULL,
-            deadline_risk_at = NULL, updated_at = $4, completed_at = NULL
+            deadline_risk_at = NULL, claimed_by = NULL, updated_at = $4, completed_at = NULL
       WHERE company_id = $1 AND work_item_id = $2 AND status = 'Failed'
       RETURNING ${ITEM_COLUMNS}`,
   ),

@@ -8,6 +8,7 @@ import type { AddWorkItemOutcome, AddWorkItemsOutcome, NewWorkItem, NewWorkItems
 import { accountOperations } from "./accounts.ts";
 import { botOperations } from "./bot.ts";
 import { eventOperations } from "./events.ts";
+import { filingQueueOperations } from "./filing-queue.ts";
 import { idempotencyOperations } from "./idempotency.ts";
 import { operationsOperations } from "./operations.ts";
 import { operatorOperations } from "./operators.ts";
@@ -42,6 +43,7 @@ export function createSqlStore(backend: Backend): Store {
     ...accountOperations(db),
     ...workItemOperations(db),
     ...botOperations(db),
+    ...filingQueueOperations(db),
     ...webhookSecretOperations(db),
     ...webhookOperations(db),
     ...eventOperations(db),

@@ -12,6 +12,8 @@ import { statement } from "../port.ts";
 export const ITEM_COLUMNS = `work_item_id, company_id, work_batch_id, work_type, status, customer_reference, document_reference,
   webhook_url, request, result, error, attempts, created_at, updated_at, completed_at, application_number, registration_number,
   submitted_at, decided_at, deadline_at`;
+/** An item's columns and where it stands in the queue, as a change returns them (store/core/transition.ts). */
+export const MOVED_COLUMNS = `${ITEM_COLUMNS}, next_attempt_at, claimed_by, polls`;
 /** Items of a paused work type (SPEC §12.2) are not filed: the bot's statements add this condition. */
 const NOT_PAUSED = "NOT EXISTS (SELECT 1 FROM bot_pauses p WHERE p.work_type = work_batches.work_type)";
 const KEY_COLUMNS = "key_id, company_id, name, created_at, revoked_at";
@@ -105,25 +107,6 @@ export const SQL = {
   ),
 
   /**
-   * Across companies, the bot's sweep step 1: which companies have an Open batch to close or an
-   * unfinished batch (due to claim or not: its items' deadlines are watched too). Each part
-   * walks a status index.
-   */
-  companiesWithBotWork: statement(
-    "companies_with_bot_work",
-    `SELECT company_id, MAX(open_batch) AS open_batch, SUM(claimable) AS claimable FROM (
-       SELECT company_id, CASE WHEN ${NOT_PAUSED} THEN 1 ELSE 0 END AS open_batch, 0 AS claimable
-         FROM work_batches WHERE status = 'Open' AND item_count > 0
-       UNION ALL
-       SELECT company_id, 0 AS open_batch,
-              CASE WHEN ${NOT_PAUSED}
-                    AND (status = 'Closed' OR ((lease_expires_at IS NULL OR lease_expires_at <= $1) AND (next_run_at IS NULL OR next_run_at <= $1)))
-                   THEN 1 ELSE 0 END AS claimable
-         FROM work_batches WHERE status IN ('Closed', 'Processing')
-     ) work
-     GROUP BY company_id ORDER BY company_id`,
-  ),
-  /**
    * The company's non-empty Open batches → Closed. Locked in the order intake locks them (work
    * type, bytewise), so a close and a group of appends never deadlock.
    */
@@ -136,78 +119,40 @@ export const SQL = {
      UPDATE work_batches SET status = 'Closed', closed_at = $2
       WHERE company_id = $1 AND work_batch_id IN (SELECT work_batch_id FROM open) AND status = 'Open'`,
   ),
-  /**
-   * The company's oldest claimable batch: Closed, or Processing with its lease over or released
-   * and its next run due ($3); concurrent claimers skip each other's rows.
-   */
-  claimBatch: statement(
-    "claim_batch",
-    (d) => `WITH next AS (
-       SELECT work_batch_id FROM work_batches
-        WHERE company_id = $1 AND ${NOT_PAUSED}
-          AND (status = 'Closed' OR (status = 'Processing' AND (lease_expires_at IS NULL OR lease_expires_at <= $3)
-                                     AND (next_run_at IS NULL OR next_run_at <= $3)))
-        ORDER BY work_batch_id LIMIT 1${d.forUpdateSkipLocked})
-     UPDATE work_batches SET status = 'Processing', lease_owner = $2, lease_expires_at = $4, next_run_at = NULL
-      WHERE company_id = $1 AND work_batch_id = (SELECT work_batch_id FROM next)
-      RETURNING company_id, work_batch_id, work_type, lease_owner, lease_expires_at`,
-  ),
-  /** The fence of every later write of a run: only the lease owner of a Processing batch renews it. */
-  renewBatchLease: statement(
-    "renew_batch_lease",
-    `UPDATE work_batches SET lease_expires_at = $4
-      WHERE company_id = $1 AND work_batch_id = $2 AND status = 'Processing' AND lease_owner = $3`,
-  ),
-  /** Earliest deadline first (items without one last), then oldest. */
-  markItemsInProgress: statement(
-    "mark_items_in_progress",
-    `UPDATE work_items SET status = 'InProgress', updated_at = $3
-      WHERE company_id = $1 AND work_item_id IN (
-        SELECT work_item_id FROM work_items
-         WHERE company_id = $1 AND work_batch_id = $2
-           AND (status = 'InProgress' OR (status = 'New' AND (next_attempt_at IS NULL OR next_attempt_at <= $4)))
-         ORDER BY deadline_at IS NULL, deadline_at, work_item_id LIMIT $5)
-      RETURNING company_id, work_batch_id, work_item_id, work_type, request, attempts, deadline_at`,
-  ),
-  submittedItemsDue: statement(
-    "submitted_items_due",
-    `SELECT company_id, work_batch_id, work_item_id, application_number, polls FROM work_items
-      WHERE company_id = $1 AND work_batch_id = $2 AND status = 'Submitted' AND next_attempt_at <= $3 AND work_item_id > $4
-      ORDER BY work_item_id LIMIT $5`,
-  ),
+  /** The outcomes of a call, each fenced by the claim: only the item's holder ($3) moves it. */
   itemSubmitted: statement(
     "item_submitted",
-    `UPDATE work_items SET status = 'Submitted', application_number = $4, submitted_at = $5, next_attempt_at = $6, polls = 0,
-            last_error = NULL, updated_at = $7
-      WHERE company_id = $1 AND work_batch_id = $2 AND work_item_id = $3 AND status = 'InProgress'
-      RETURNING ${ITEM_COLUMNS}, polls`,
+    `UPDATE work_items SET status = 'Submitted', claimed_by = NULL, application_number = $4, submitted_at = $5, next_attempt_at = $6,
+            polls = 0, last_error = NULL, updated_at = $7
+      WHERE company_id = $1 AND work_item_id = $2 AND claimed_by = $3 AND status = 'InProgress'
+      RETURNING ${MOVED_COLUMNS}`,
   ),
   /** RETURNING the polls before this one: the first pending answer is announced. */
   itemPending: statement(
     "item_pending",
-    `UPDATE work_items SET polls = polls + 1, next_attempt_at = $4, last_error = $5, updated_at = $6
-      WHERE company_id = $1 AND work_batch_id = $2 AND work_item_id = $3 AND status = 'Submitted'
-      RETURNING ${ITEM_COLUMNS}, polls - 1 AS polls`,
+    `UPDATE work_items SET claimed_by = NULL, polls = polls + 1, next_attempt_at = $4, last_error = $5, updated_at = $6
+      WHERE company_id = $1 AND work_item_id = $2 AND claimed_by = $3 AND status = 'Submitted'
+      RETURNING ${ITEM_COLUMNS}, next_attempt_at, claimed_by, polls - 1 AS polls`,
   ),
   itemSucceeded: statement(
     "item_succeeded",
-    `UPDATE work_items SET status = 'Successful', result = $4, registration_number = $5, decided_at = $6, error = NULL,
+    `UPDATE work_items SET status = 'Successful', claimed_by = NULL, result = $4, registration_number = $5, decided_at = $6, error = NULL,
             next_attempt_at = NULL, last_error = NULL, updated_at = $6, completed_at = $6
-      WHERE company_id = $1 AND work_batch_id = $2 AND work_item_id = $3 AND status IN ('InProgress', 'Submitted')
-      RETURNING ${ITEM_COLUMNS}, polls`,
+      WHERE company_id = $1 AND work_item_id = $2 AND claimed_by = $3 AND status IN ('InProgress', 'Submitted')
+      RETURNING ${MOVED_COLUMNS}`,
   ),
   itemFailed: statement(
     "item_failed",
-    `UPDATE work_items SET status = 'Failed', error = $4, attempts = attempts + $5, decided_at = $6, next_attempt_at = NULL,
+    `UPDATE work_items SET status = 'Failed', claimed_by = NULL, error = $4, attempts = attempts + $5, decided_at = $6, next_attempt_at = NULL,
             last_error = $7, updated_at = $8, completed_at = $8
-      WHERE company_id = $1 AND work_batch_id = $2 AND work_item_id = $3 AND status IN ('InProgress', 'Submitted')
-      RETURNING ${ITEM_COLUMNS}, polls`,
+      WHERE company_id = $1 AND work_item_id = $2 AND claimed_by = $3 AND status IN ('InProgress', 'Submitted')
+      RETURNING ${MOVED_COLUMNS}`,
   ),
   itemRetried: statement(
     "item_retried",
-    `UPDATE work_items SET status = 'New', attempts = attempts + 1, next_attempt_at = $4, last_error = $5, updated_at = $6
-      WHERE company_id = $1 AND work_batch_id = $2 AND work_item_id = $3 AND status = 'InProgress'
-      RETURNING ${ITEM_COLUMNS}, polls`,
+    `UPDATE work_items SET status = 'New', claimed_by = NULL, attempts = attempts + 1, next_attempt_at = $4, last_error = $5, updated_at = $6
+      WHERE company_id = $1 AND work_item_id = $2 AND claimed_by = $3 AND status = 'InProgress'
+      RETURNING ${MOVED_COLUMNS}`,
   ),
   /**
    * Flags the company's items still waiting to be filed whose deadline is near, once; they are
@@ -220,27 +165,6 @@ export const SQL = {
         AND work_batch_id IN (SELECT work_batch_id FROM work_batches WHERE company_id = $1 AND status <> 'Completed')
         AND status IN ('New', 'InProgress') AND deadline_at <= $2 AND deadline_risk_at IS NULL
       RETURNING ${ITEM_COLUMNS}`,
-  ),
-  /** Holds the batch: the lease check and the completion or release that follows are one step. */
-  lockBatchLease: statement(
-    "lock_batch_lease",
-    (d) => `SELECT status, lease_owner FROM work_batches WHERE company_id = $1 AND work_batch_id = $2${d.forUpdate}`,
-  ),
-  waitingItems: statement(
-    "waiting_items",
-    `SELECT COUNT(*) AS waiting, MIN(COALESCE(next_attempt_at, $3)) AS next_run_at FROM work_items
-      WHERE company_id = $1 AND work_batch_id = $2 AND status IN ('New', 'InProgress', 'Submitted')`,
-  ),
-  completeBatch: statement(
-    "complete_batch",
-    `UPDATE work_batches SET status = 'Completed', completed_at = $4, lease_owner = NULL, lease_expires_at = NULL,
-            next_run_at = NULL, last_error = NULL
-      WHERE company_id = $1 AND work_batch_id = $2 AND status = 'Processing' AND lease_owner = $3`,
-  ),
-  releaseBatch: statement(
-    "release_batch",
-    `UPDATE work_batches SET lease_owner = NULL, lease_expires_at = NULL, next_run_at = $4, last_error = $5
-      WHERE company_id = $1 AND work_batch_id = $2 AND status = 'Processing' AND lease_owner = $3`,
   ),
 
   insertOutboxRow: statement(

@@ -3,7 +3,7 @@ import type { DatabasePort, Statement } from "../port.ts";
 import { toWorkBatchView, toWorkItemView, type WorkBatchStatusRow, type WorkItemRow } from "../rows.ts";
 import type { WorkBatchStatus } from "../../domain/views.ts";
 import type { ListWorkItemsQuery, Store } from "../store.ts";
-import { recordHistory } from "./operations.ts";
+import { transition } from "./transition.ts";
 import { ITEM_COLUMNS, SQL } from "./sql.ts";
 
 type WorkItemOperations = Pick<Store, "getWorkItem" | "getWorkBatch" | "listWorkItems" | "cancelWorkItem">;
@@ -29,11 +29,13 @@ export function workItemOperations(db: DatabasePort): WorkItemOperations {
         const batch = await tx.one<{ status: WorkBatchStatus }>(SQL.lockItemBatch, [companyId, workItemId]);
         if (!batch) return { kind: "notFound" };
         if (batch.status === "Open") {
-          const cancelled = await tx.one<WorkItemRow>(SQL.cancelWorkItem, [companyId, workItemId, now]);
-          if (cancelled) {
-            await recordHistory(tx, companyId, workItemId, now, { kind: "status", status: "Cancelled", detail: "Cancelled by the integrator" });
-            return { kind: "cancelled", item: toWorkItemView(cancelled) };
-          }
+          const cancelled = await transition(tx, SQL.cancelWorkItem, [companyId, workItemId, now], {
+            companyId,
+            now,
+            from: "New",
+            history: [{ kind: "status", status: "Cancelled", detail: "Cancelled by the integrator" }],
+          });
+          if (cancelled) return { kind: "cancelled", item: toWorkItemView(cancelled) };
         }
         const current = await tx.one<WorkItemRow & { batch_status: WorkBatchStatus }>(SQL.getWorkItemWithBatchStatus, [companyId, workItemId]);
         if (!current) return { kind: "notFound" };

@@ -1,0 +1,71 @@
+/**
+ * The authority's capacity, shared by every worker process (SPEC §14), as pure functions: the
+ * store keeps the state (one row of slots per call in flight, and the rate limiter's clock) and
+ * calls these inside the transaction that takes a slot.
+ *
+ * - At most `maxConcurrency` calls in flight, submits and status requests alike. A slot whose
+ *   holder died frees itself at its `heldUntilMs` (the call timeout and a little more).
+ * - While submits are kept waiting, status requests hold at most half the slots; while status
+ *   requests are kept waiting, submits hold at most all but one. Each rule leaves its kind at
+ *   least one slot, so with a single slot neither starves the other.
+ * - At most `maxRps` calls a second: a generic cell rate algorithm (GCRA) with a burst of one
+ *   second's worth. A granted call gets the instant it may be sent; the caller waits until then.
+ */
+
+export type CallKind = "submit" | "status";
+
+/** A slot row as the store holds it. */
+export interface SlotState {
+  slot: number;
+  holder: string | null;
+  kind: CallKind | null;
+  heldUntilMs: number;
+}
+
+export interface CapacityState {
+  slots: readonly SlotState[];
+  /** Until when submits (polls) are marked as kept waiting. */
+  submitsWaitingUntilMs: number;
+  pollsWaitingUntilMs: number;
+}
+
+export interface CapacityLimits {
+  maxConcurrency: number;
+}
+
+/** Whether a slot row is taken at `nowMs`. */
+export const isHeld = (slot: SlotState, nowMs: number) => slot.holder !== null && slot.heldUntilMs > nowMs;
+
+/** The most slots `kind` may hold now; the rest are kept for the other kind while it waits. */
+export function shareOf(kind: CallKind, state: CapacityState, limits: CapacityLimits, nowMs: number): number {
+  const max = limits.maxConcurrency;
+  if (kind === "status" && state.submitsWaitingUntilMs > nowMs) return Math.max(1, Math.floor(max / 2));
+  if (kind === "submit" && state.pollsWaitingUntilMs > nowMs) return Math.max(1, max - 1);
+  return max;
+}
+
+/** The slot a call of `kind` takes now (the lowest free number), or undefined when it must wait. */
+export function chooseSlot(kind: CallKind, state: CapacityState, limits: CapacityLimits, nowMs: number): number | undefined {
+  const held = state.slots.filter((slot) => slot.slot <= limits.maxConcurrency && isHeld(slot, nowMs));
+  if (held.length >= limits.maxConcurrency) return undefined;
+  if (held.filter((slot) => slot.kind === kind).length >= shareOf(kind, state, limits, nowMs)) return undefined;
+  const taken = new Set(held.map((slot) => slot.slot));
+  for (let slot = 1; slot <= limits.maxConcurrency; slot += 1) if (!taken.has(slot)) return slot;
+  return undefined;
+}
+
+/**
+ * GCRA: `nextSendMs` is the theoretical arrival time of the next call. Returns when this call
+ * may be sent and the new theoretical arrival time. `maxRps` 0 means no limit.
+ */
+export function reserveSend(nextSendMs: number, nowMs: number, maxRps: number): { sendAtMs: number; nextSendMs: number } {
+  if (maxRps <= 0) return { sendAtMs: nowMs, nextSendMs };
+  const interval = 1000 / maxRps;
+  const burst = interval * (maxRps - 1);
+  const arrival = Math.max(nextSendMs, nowMs);
+  const sendAtMs = Math.max(nowMs, Math.ceil(arrival - burst));
+  return { sendAtMs, nextSendMs: arrival + interval };
+}
+
+/** How long a kept-waiting mark lasts: a waiting caller renews it each time it asks again. */
+export const WAITING_MARK_MS = 1000;

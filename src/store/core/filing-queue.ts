@@ -1,0 +1,158 @@
+/**
+ * The filing queue (SPEC §14): batches taken up into it, items claimed from it in one order over
+ * every company, Submitted items claimed for their status requests, and claims given back.
+ *
+ * A claim reads the first lanes (a few rows of filing_lanes, whatever the number of items
+ * waiting), plans which lane gives each next item (src/scheduler/order.ts), and takes the items
+ * lane by lane, each statement naming its company. A lane that gave fewer than planned is looked
+ * at again (its ready_at moved on, or it is gone) and the claim goes on with lanes read anew.
+ *
+ * Locks are taken in one order everywhere: items, then lanes (a claim serves its companies in
+ * company order), then batches and companies, then the event sequence (transition.ts).
+ */
+import type { DatabasePort, Queryable } from "../port.ts";
+import { iso, toDueItem, toItemToPoll, type DueItemRow, type ItemToPollRow } from "../rows.ts";
+import type { DueItem, ItemClaim, ItemToPoll, Store } from "../store.ts";
+import { NO_DEADLINE, planClaim, servedSeqAt, type Lane } from "../../scheduler/order.ts";
+import { SQL } from "./sql.ts";
+import { FILING_SQL } from "./sql-filing.ts";
+import { dropFilingLaneIfEmpty, moved, transition, type MovedRow } from "./transition.ts";
+
+type FilingQueueOperations = Pick<Store, "companiesWithBotWork" | "queueBatches" | "claimFilingWork" | "claimStatusRequests" | "releaseItems">;
+
+type Id = number | string;
+interface LaneRow {
+  company_id: Id;
+  work_type: string;
+  deadline_at: string | Date;
+  served_seq: Id;
+}
+
+/** Rounds of reading lanes in one claim: each round either fills the claim or finds a lane that ran dry. */
+const MAX_CLAIM_ROUNDS = 8;
+
+export function filingQueueOperations(db: DatabasePort): FilingQueueOperations {
+  return {
+    async companiesWithBotWork() {
+      const rows = await db.all<{ company_id: Id; to_queue: Id }>(FILING_SQL.companiesWithBotWork);
+      return rows.map((row) => ({ companyId: Number(row.company_id), toQueue: Number(row.to_queue) === 1 }));
+    },
+
+    queueBatches(companyId, now) {
+      return db.transaction(async (tx) => {
+        await tx.run(SQL.closeOpenBatches, [companyId, now]);
+        const batches = await tx.all<{ work_batch_id: Id }>(FILING_SQL.closedBatches, [companyId]);
+        for (const { work_batch_id: batchId } of batches) {
+          const queued = await tx.run(FILING_SQL.queueBatchItems, [companyId, batchId, now]);
+          await tx.run(FILING_SQL.takeUpBatch, [companyId, batchId, queued, now]);
+          if (queued > 0) await tx.run(FILING_SQL.addBatchLanes, [companyId, batchId, NO_DEADLINE]);
+        }
+        return batches.length;
+      });
+    },
+
+    claimFilingWork(input) {
+      return db.transaction(async (tx) => {
+        const claimed: DueItem[] = [];
+        const served = new Map<number, number>();
+        for (let round = 0; round < MAX_CLAIM_ROUNDS && claimed.length < input.limit; round += 1) {
+          const lanes = await firstLanes(tx, input.now, input.dueBefore, input.limit - claimed.length);
+          if (lanes.length === 0) break;
+          const plan = planClaim(lanes, input.limit - claimed.length);
+          const wanted = new Map<number, number>();
+          for (const lane of plan) wanted.set(lane, (wanted.get(lane) ?? 0) + 1);
+          const taken = new Map<number, DueItem[]>();
+          for (const [index, count] of wanted) {
+            const items = await claimFromLane(tx, lanes[index]!, count, input);
+            taken.set(index, items);
+            if (items.length < count) await dropFilingLaneIfEmpty(tx, lanes[index]!.companyId, lanes[index]!.workType, lanes[index]!.deadlineAt);
+          }
+          // The plan's order, skipping the turns of lanes that ran dry.
+          for (const index of plan) {
+            const item = taken.get(index)!.shift();
+            if (!item) continue;
+            claimed.push(item);
+            served.set(item.companyId, claimed.length - 1);
+          }
+        }
+        await serve(tx, served, Date.parse(input.now));
+        return claimed;
+      });
+    },
+
+    claimStatusRequests({ owner, dueBefore, leaseExpiresAt, limit }) {
+      return db.transaction(async (tx) => {
+        const lanes = await tx.all<{ company_id: Id; work_type: string }>(FILING_SQL.dueStatusLanes, [dueBefore, limit]);
+        const claimed: ItemToPoll[] = [];
+        for (const lane of lanes) {
+          if (claimed.length >= limit) break;
+          const companyId = Number(lane.company_id);
+          const rows = await tx.all<ItemToPollRow>(FILING_SQL.claimStatusRequests, [companyId, lane.work_type, dueBefore, owner, leaseExpiresAt, limit - claimed.length]);
+          claimed.push(...rows.map(toItemToPoll).sort((a, b) => a.workItemId - b.workItemId));
+          await settleStatusLane(tx, companyId, lane.work_type);
+        }
+        return claimed;
+      });
+    },
+
+    releaseItems(claims, { now, reason }) {
+      if (claims.length === 0) return Promise.resolve(0);
+      return db.transaction(async (tx) => {
+        let released = 0;
+        for (const claim of claims) {
+          const key = [claim.companyId, claim.workItemId, claim.owner, now];
+          const filing = await transition(tx, FILING_SQL.releaseFilingItem, key, {
+            companyId: claim.companyId,
+            now,
+            from: "InProgress",
+            history: [{ kind: "status", status: "New", detail: `Not filed: ${reason}` }],
+          });
+          const polling = filing ? undefined : await transition(tx, FILING_SQL.releaseStatusItem, key, { companyId: claim.companyId, now, from: "Submitted", history: [] });
+          if (filing || polling) released += 1;
+        }
+        return released;
+      });
+    },
+  };
+}
+
+/** Up to `limit` lanes ready by `dueBefore`, in lane order: on time, then late, then without a deadline. */
+async function firstLanes(tx: Queryable, now: string, dueBefore: string, limit: number): Promise<Lane[]> {
+  const rows = await tx.all<LaneRow>(FILING_SQL.onTimeLanes, [now, dueBefore, NO_DEADLINE, limit]);
+  if (rows.length < limit) rows.push(...(await tx.all<LaneRow>(FILING_SQL.lateLanes, [now, dueBefore, limit - rows.length])));
+  if (rows.length < limit) rows.push(...(await tx.all<LaneRow>(FILING_SQL.lanesWithoutDeadline, [NO_DEADLINE, dueBefore, limit - rows.length])));
+  return rows.map((row) => {
+    const deadline = iso(row.deadline_at);
+    return { companyId: Number(row.company_id), workType: row.work_type, deadlineAt: deadline === NO_DEADLINE ? null : deadline, servedSeq: Number(row.served_seq) };
+  });
+}
+
+async function claimFromLane(tx: Queryable, lane: Lane, count: number, input: { owner: string; now: string; dueBefore: string; leaseExpiresAt: string }): Promise<DueItem[]> {
+  const claim = [input.dueBefore, input.owner, input.leaseExpiresAt, count, input.now];
+  const rows =
+    lane.deadlineAt === null
+      ? await tx.all<DueItemRow & MovedRow>(FILING_SQL.claimLaneWithoutDeadline, [lane.companyId, lane.workType, ...claim])
+      : await tx.all<DueItemRow & MovedRow>(FILING_SQL.claimLane, [lane.companyId, lane.workType, lane.deadlineAt, ...claim]);
+  rows.sort((a, b) => Number(a.work_item_id) - Number(b.work_item_id));
+  await moved(tx, rows, { companyId: lane.companyId, now: input.now, from: "New", history: [{ kind: "status", status: "InProgress" }] });
+  return rows.map(toDueItem);
+}
+
+/** Each company served moves to the back of its turn, in company order (the lock order). */
+async function serve(tx: Queryable, served: Map<number, number>, nowMs: number): Promise<void> {
+  for (const [companyId, position] of [...served].sort(([a], [b]) => a - b)) {
+    const seq = servedSeqAt(nowMs, position);
+    await tx.run(FILING_SQL.serveCompanyLanes, [companyId, seq]);
+    await tx.run(FILING_SQL.serveCompany, [companyId, seq]);
+  }
+}
+
+/** The status lane's ready_at becomes its earliest Submitted item's next poll; it goes when it has none. */
+async function settleStatusLane(tx: Queryable, companyId: number, workType: string): Promise<void> {
+  if (!(await tx.one(FILING_SQL.lockStatusLane, [companyId, workType]))) return;
+  const next = await tx.one<{ ready_at: string | Date | null }>(FILING_SQL.statusLaneReadyAt, [companyId, workType]);
+  if (next?.ready_at == null) await tx.run(FILING_SQL.deleteStatusLane, [companyId, workType]);
+  else await tx.run(FILING_SQL.setStatusLaneReadyAt, [companyId, workType, iso(next.ready_at)]);
+}
+
+export type { ItemClaim };

@@ -1,0 +1,230 @@
+/**
+ * The statements of the filing queue and the authority's shared capacity (SPEC §14), named and
+ * written once for both backends (see ../port.ts). Every statement names its company, except the
+ * named reads of the lane tables (filing_lanes, status_lanes: a row per company with work, not
+ * per item) and the capacity tables, which are not tenant data.
+ */
+import { statement } from "../port.ts";
+import { MOVED_COLUMNS } from "./sql.ts";
+
+/** A lane's items: every statement about one lane says it the same way. */
+const IN_LANE = "company_id = $1 AND work_type = $2 AND deadline_at = $3";
+const IN_LANE_WITHOUT_DEADLINE = "company_id = $1 AND work_type = $2 AND deadline_at IS NULL";
+/** An item waiting in a lane: New and due at some time, or InProgress with its claim's lease. */
+const LANE_ITEM = "status IN ('New', 'InProgress') AND next_attempt_at IS NOT NULL";
+const LANE_NOT_PAUSED = "NOT EXISTS (SELECT 1 FROM bot_pauses p WHERE p.work_type = l.work_type)";
+const LANE_COLUMNS = "l.company_id, l.work_type, l.deadline_at, l.served_seq";
+const DUE_ITEM_COLUMNS = "company_id, work_batch_id, work_item_id, work_type, status, request, attempts, deadline_at";
+
+/**
+ * Claims up to `limit` due items of one lane, in intake order: InProgress, held by `owner` until
+ * `lease` (the values after the lane's key: dueBefore, owner, lease, limit, now).
+ */
+const claimLane = (name: string, lane: string, first: number) => {
+  const [dueBefore, owner, lease, limit, now] = [0, 1, 2, 3, 4].map((i) => `$${first + i}`);
+  return statement(
+    name,
+    // A materialized CTE runs its LIMIT once: as an IN subquery PostgreSQL may run it again.
+    (d) => `WITH picked AS MATERIALIZED (
+        SELECT work_item_id FROM work_items
+         WHERE ${lane} AND ${LANE_ITEM} AND next_attempt_at <= ${dueBefore}
+         ORDER BY work_item_id LIMIT ${limit}${d.forUpdateSkipLocked})
+      UPDATE work_items SET status = 'InProgress', claimed_by = ${owner}, next_attempt_at = ${lease}, updated_at = ${now}
+      WHERE company_id = $1 AND work_item_id IN (SELECT work_item_id FROM picked)
+      RETURNING ${DUE_ITEM_COLUMNS}`,
+  );
+};
+
+/** The earliest time an item of the lane is due (or its claim runs out); none when the lane is empty. */
+const laneReadyAt = (name: string, lane: string) =>
+  statement(name, `SELECT MIN(next_attempt_at) AS ready_at FROM work_items WHERE ${lane} AND ${LANE_ITEM}`);
+
+export const FILING_SQL = {
+  /**
+   * Across companies, the pass's first step: companies with batches to take up (an Open one with
+   * items, or a Closed one, of a work type not paused) or unfinished ones (whose deadlines are
+   * watched). Each part walks the batches' status index.
+   */
+  companiesWithBotWork: statement(
+    "companies_with_bot_work",
+    `SELECT company_id, MAX(to_queue) AS to_queue FROM (
+       SELECT b.company_id, CASE WHEN NOT EXISTS (SELECT 1 FROM bot_pauses p WHERE p.work_type = b.work_type) THEN 1 ELSE 0 END AS to_queue
+         FROM work_batches b WHERE b.status = 'Open' AND b.item_count > 0
+       UNION ALL
+       SELECT b.company_id, CASE WHEN b.status = 'Closed' AND NOT EXISTS (SELECT 1 FROM bot_pauses p WHERE p.work_type = b.work_type) THEN 1 ELSE 0 END
+         FROM work_batches b WHERE b.status IN ('Closed', 'Processing')
+     ) work
+     GROUP BY company_id ORDER BY company_id`,
+  ),
+  /** The company's Closed batches of work types not paused, locked in id order. */
+  closedBatches: statement(
+    "closed_batches",
+    (d) => `SELECT work_batch_id FROM work_batches b
+      WHERE b.company_id = $1 AND b.status = 'Closed' AND NOT EXISTS (SELECT 1 FROM bot_pauses p WHERE p.work_type = b.work_type)
+      ORDER BY b.work_batch_id${d.forUpdate}`,
+  ),
+  /** The batch's New items join the queue: due from $3. */
+  queueBatchItems: statement(
+    "queue_batch_items",
+    "UPDATE work_items SET next_attempt_at = $3 WHERE company_id = $1 AND work_batch_id = $2 AND status = 'New'",
+  ),
+  /** Closed → Processing with $3 items to finish, or straight to Completed when it has none. */
+  takeUpBatch: statement(
+    "take_up_batch",
+    `UPDATE work_batches SET status = CASE WHEN $3 = 0 THEN 'Completed' ELSE 'Processing' END, unfinished_items = $3,
+            completed_at = CASE WHEN $3 = 0 THEN $4 ELSE completed_at END
+      WHERE company_id = $1 AND work_batch_id = $2 AND status = 'Closed'`,
+  ),
+  /** A lane for each work type and deadline of the batch's queued items (or an earlier ready_at for one that exists). */
+  addBatchLanes: statement(
+    "add_batch_lanes",
+    `INSERT INTO filing_lanes (company_id, work_type, deadline_at, ready_at, served_seq)
+     SELECT i.company_id, i.work_type, COALESCE(i.deadline_at, $3), MIN(i.next_attempt_at), MAX(c.filing_served_seq)
+       FROM work_items i JOIN companies c ON c.company_id = i.company_id
+      WHERE i.company_id = $1 AND i.work_batch_id = $2 AND i.status = 'New' AND i.next_attempt_at IS NOT NULL
+      GROUP BY i.company_id, i.work_type, COALESCE(i.deadline_at, $3)
+     ON CONFLICT (company_id, work_type, deadline_at) DO UPDATE
+        SET ready_at = CASE WHEN excluded.ready_at < filing_lanes.ready_at THEN excluded.ready_at ELSE filing_lanes.ready_at END`,
+  ),
+  /** An item (back) in its lane, due at $4: the lane exists, and is ready no later than that. */
+  enterFilingLane: statement(
+    "enter_filing_lane",
+    `INSERT INTO filing_lanes (company_id, work_type, deadline_at, ready_at, served_seq)
+     VALUES ($1, $2, $3, $4, COALESCE((SELECT c.filing_served_seq FROM companies c WHERE c.company_id = $1), 0))
+     ON CONFLICT (company_id, work_type, deadline_at) DO UPDATE
+        SET ready_at = CASE WHEN excluded.ready_at < filing_lanes.ready_at THEN excluded.ready_at ELSE filing_lanes.ready_at END`,
+  ),
+
+  /**
+   * Across companies (named reads of the lane table): the first lanes of one tier that are ready
+   * by the pass's start, in lane order. On time: deadline at or after now ($1) and before "no
+   * deadline" ($3), ready by $2, at most $4.
+   */
+  onTimeLanes: statement(
+    "on_time_lanes",
+    `SELECT ${LANE_COLUMNS} FROM filing_lanes l
+      WHERE l.deadline_at >= $1 AND l.deadline_at < $3 AND l.ready_at <= $2 AND ${LANE_NOT_PAUSED}
+      ORDER BY l.deadline_at, l.served_seq, l.company_id, l.work_type LIMIT $4`,
+  ),
+  /** Late: deadline before now ($1), ready by $2, at most $3. */
+  lateLanes: statement(
+    "late_lanes",
+    `SELECT ${LANE_COLUMNS} FROM filing_lanes l
+      WHERE l.deadline_at < $1 AND l.ready_at <= $2 AND ${LANE_NOT_PAUSED}
+      ORDER BY l.deadline_at, l.served_seq, l.company_id, l.work_type LIMIT $3`,
+  ),
+  /** No deadline ($1), ready by $2, at most $3. */
+  lanesWithoutDeadline: statement(
+    "lanes_without_deadline",
+    `SELECT ${LANE_COLUMNS} FROM filing_lanes l
+      WHERE l.deadline_at = $1 AND l.ready_at <= $2 AND ${LANE_NOT_PAUSED}
+      ORDER BY l.served_seq, l.company_id, l.work_type LIMIT $3`,
+  ),
+  claimLane: claimLane("claim_lane", IN_LANE, 4),
+  claimLaneWithoutDeadline: claimLane("claim_lane_without_deadline", IN_LANE_WITHOUT_DEADLINE, 3),
+  laneReadyAt: laneReadyAt("lane_ready_at", IN_LANE),
+  laneWithoutDeadlineReadyAt: laneReadyAt("lane_without_deadline_ready_at", IN_LANE_WITHOUT_DEADLINE),
+  /** Holds the lane: whoever deletes it looks for its items only after this (see dropLaneIfEmpty). */
+  lockFilingLane: statement(
+    "lock_filing_lane",
+    (d) => `SELECT ready_at FROM filing_lanes WHERE company_id = $1 AND work_type = $2 AND deadline_at = $3${d.forUpdate}`,
+  ),
+  setLaneReadyAt: statement(
+    "set_lane_ready_at",
+    "UPDATE filing_lanes SET ready_at = $4 WHERE company_id = $1 AND work_type = $2 AND deadline_at = $3",
+  ),
+  deleteFilingLane: statement("delete_filing_lane", "DELETE FROM filing_lanes WHERE company_id = $1 AND work_type = $2 AND deadline_at = $3"),
+  /** The company's turn moves to the back: on each of its lanes, and in its own row for lanes to come. */
+  serveCompanyLanes: statement("serve_company_lanes", "UPDATE filing_lanes SET served_seq = $2 WHERE company_id = $1 AND served_seq < $2"),
+  serveCompany: statement("serve_company", "UPDATE companies SET filing_served_seq = $2 WHERE company_id = $1 AND filing_served_seq < $2"),
+
+  /** Across companies (a named read of the lane table): up to $2 status lanes due by $1, the longest waiting first. */
+  dueStatusLanes: statement(
+    "due_status_lanes",
+    `SELECT l.company_id, l.work_type FROM status_lanes l WHERE l.ready_at <= $1 AND ${LANE_NOT_PAUSED}
+      ORDER BY l.ready_at, l.company_id, l.work_type LIMIT $2`,
+  ),
+  /** Up to $6 of the lane's Submitted items due by $3, held by $4 until $5 (the lease). */
+  claimStatusRequests: statement(
+    "claim_status_requests",
+    (d) => `WITH picked AS MATERIALIZED (
+        SELECT work_item_id FROM work_items
+         WHERE company_id = $1 AND work_type = $2 AND status = 'Submitted' AND next_attempt_at <= $3
+         ORDER BY next_attempt_at, work_item_id LIMIT $6${d.forUpdateSkipLocked})
+      UPDATE work_items SET claimed_by = $4, next_attempt_at = $5
+      WHERE company_id = $1 AND work_item_id IN (SELECT work_item_id FROM picked)
+      RETURNING company_id, work_batch_id, work_item_id, work_type, application_number, polls`,
+  ),
+  statusLaneReadyAt: statement(
+    "status_lane_ready_at",
+    "SELECT MIN(next_attempt_at) AS ready_at FROM work_items WHERE company_id = $1 AND work_type = $2 AND status = 'Submitted'",
+  ),
+  lockStatusLane: statement(
+    "lock_status_lane",
+    (d) => `SELECT ready_at FROM status_lanes WHERE company_id = $1 AND work_type = $2${d.forUpdate}`,
+  ),
+  setStatusLaneReadyAt: statement("set_status_lane_ready_at", "UPDATE status_lanes SET ready_at = $3 WHERE company_id = $1 AND work_type = $2"),
+  deleteStatusLane: statement("delete_status_lane", "DELETE FROM status_lanes WHERE company_id = $1 AND work_type = $2"),
+  enterStatusLane: statement(
+    "enter_status_lane",
+    `INSERT INTO status_lanes (company_id, work_type, ready_at) VALUES ($1, $2, $3)
+     ON CONFLICT (company_id, work_type) DO UPDATE
+        SET ready_at = CASE WHEN excluded.ready_at < status_lanes.ready_at THEN excluded.ready_at ELSE status_lanes.ready_at END`,
+  ),
+
+  /** A claimed item whose call was not made, back in its place: due from $4, no attempt spent. */
+  releaseFilingItem: statement(
+    "release_filing_item",
+    `UPDATE work_items SET status = 'New', claimed_by = NULL, next_attempt_at = $4, updated_at = $4
+      WHERE company_id = $1 AND work_item_id = $2 AND status = 'InProgress' AND claimed_by = $3
+      RETURNING ${MOVED_COLUMNS}`,
+  ),
+  releaseStatusItem: statement(
+    "release_status_item",
+    `UPDATE work_items SET claimed_by = NULL, next_attempt_at = $4
+      WHERE company_id = $1 AND work_item_id = $2 AND status = 'Submitted' AND claimed_by = $3
+      RETURNING ${MOVED_COLUMNS}`,
+  ),
+
+  /** One item of a queued batch finished: the batch completes with its last one. */
+  countFinishedItem: statement(
+    "count_finished_item",
+    `UPDATE work_batches SET unfinished_items = unfinished_items - 1,
+            status = CASE WHEN unfinished_items <= 1 THEN 'Completed' ELSE status END,
+            completed_at = CASE WHEN unfinished_items <= 1 THEN $3 ELSE completed_at END
+      WHERE company_id = $1 AND work_batch_id = $2 AND status = 'Processing' AND unfinished_items IS NOT NULL`,
+  ),
+
+  /** Not tenant data: the authority's capacity row, created once. */
+  ensureCapacity: statement(
+    "ensure_authority_capacity",
+    "INSERT INTO authority_capacity (authority) VALUES ($1) ON CONFLICT (authority) DO NOTHING",
+  ),
+  /** Holds the capacity row: slot grants are decided one at a time, over every process. */
+  lockCapacity: statement(
+    "lock_authority_capacity",
+    (d) => `SELECT next_send_ms, submits_waiting_until_ms, polls_waiting_until_ms FROM authority_capacity WHERE authority = $1${d.forUpdate}`,
+  ),
+  capacitySlots: statement(
+    "authority_slots",
+    "SELECT slot, holder, kind, held_until_ms FROM authority_slots WHERE authority = $1 AND slot <= $2",
+  ),
+  /** Without a lock: how many slots are held now, to wait without a write when all are. */
+  heldSlots: statement(
+    "held_authority_slots",
+    "SELECT COUNT(*) AS held FROM authority_slots WHERE authority = $1 AND slot <= $2 AND holder IS NOT NULL AND held_until_ms > $3",
+  ),
+  takeSlot: statement(
+    "take_authority_slot",
+    `INSERT INTO authority_slots (authority, slot, holder, kind, held_until_ms) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (authority, slot) DO UPDATE SET holder = excluded.holder, kind = excluded.kind, held_until_ms = excluded.held_until_ms`,
+  ),
+  releaseSlot: statement(
+    "release_authority_slot",
+    "UPDATE authority_slots SET holder = NULL, kind = NULL, held_until_ms = 0 WHERE authority = $1 AND slot = $2 AND holder = $3",
+  ),
+  setCapacity: statement(
+    "set_authority_capacity",
+    "UPDATE authority_capacity SET next_send_ms = $2, submits_waiting_until_ms = $3, polls_waiting_until_ms = $4 WHERE authority = $1",
+  ),
+} as const;

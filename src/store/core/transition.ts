@@ -1,0 +1,125 @@
+/**
+ * An item's state change, in one place: the row, its timeline entries, its place in the filing
+ * queue, its batch's completion, and the event it emits (feed and webhook outbox), all in the
+ * transaction of the change. The bot's claims and outcomes, the integrator's and the operators'
+ * cancel, and the operators' retry all go through here.
+ *
+ * What follows from the row after the change:
+ * - New and due at some time (next_attempt_at set: a retry, a call not made) → in its filing
+ *   lane, which is ready no later than that.
+ * - Submitted and not held by a worker → in its company's status lane, ready by its next poll.
+ * - Left InProgress for anything but New → its filing lane goes when it has no item left.
+ * - Successful, Failed or Cancelled in a batch the bot took up → one item fewer to finish; the
+ *   last one completes the batch.
+ * The event is written last: appending to the feed holds the company's sequence row until
+ * commit (events.ts).
+ */
+import type { Queryable, Statement } from "../port.ts";
+import { iso, type WorkItemRow } from "../rows.ts";
+import type { OperatorAction, WebhookEventType } from "../store.ts";
+import type { WorkItemStatus } from "../../domain/views.ts";
+import { NO_DEADLINE } from "../../scheduler/order.ts";
+import { emitEvents } from "./events.ts";
+import { FILING_SQL } from "./sql-filing.ts";
+import { OPS_SQL } from "./sql-operations.ts";
+
+/** One entry of an item's history (work_item_history), written in the transaction of what it records. */
+export interface HistoryEntry {
+  kind: "status" | "attempt" | "operator";
+  status?: WorkItemStatus | null;
+  detail?: string | null;
+  action?: OperatorAction;
+}
+
+/** A row as the statements of a change return it: the item's columns, and the queue's where known. */
+export type MovedRow = WorkItemRow & { next_attempt_at?: string | Date | null; claimed_by?: string | null; polls?: number | string };
+
+export interface ItemChange {
+  companyId: number;
+  now: string;
+  /** The state the item left (it may be told by the row, e.g. by its application number). */
+  from: WorkItemStatus | ((row: MovedRow) => WorkItemStatus);
+  /** Its timeline entries. */
+  history: HistoryEntry[];
+  /** The event the change emits, if any (it may depend on the row, e.g. on its polls). */
+  event?: WebhookEventType | ((row: MovedRow) => WebhookEventType | undefined);
+}
+
+/**
+ * Runs `update` (which names the company and the state the item must be in, and RETURNs the
+ * item's columns) and everything that follows from it. Undefined, with nothing written, when
+ * no row moved.
+ */
+export async function transition(tx: Queryable, update: Statement, values: unknown[], change: ItemChange): Promise<MovedRow | undefined> {
+  const row = await tx.one<MovedRow>(update, values);
+  if (!row) return undefined;
+  await moved(tx, [row], change);
+  return row;
+}
+
+/** What follows from rows that one statement moved (`transition` for one; a claim for many). */
+export async function moved(tx: Queryable, rows: MovedRow[], change: ItemChange): Promise<void> {
+  const { companyId, now } = change;
+  const emitting = new Map<WebhookEventType, MovedRow[]>();
+  for (const row of rows) {
+    const workItemId = Number(row.work_item_id);
+    for (const entry of change.history) await recordHistory(tx, companyId, workItemId, now, entry);
+    await requeue(tx, row, typeof change.from === "function" ? change.from(row) : change.from, now);
+    const type = typeof change.event === "function" ? change.event(row) : change.event;
+    if (type) emitting.set(type, [...(emitting.get(type) ?? []), row]);
+  }
+  for (const [type, items] of emitting) await emitEvents(tx, companyId, type, items, now);
+}
+
+const TERMINAL = new Set(["Successful", "Failed", "Cancelled"]);
+
+/** The queue's and the batch's part of a change. */
+async function requeue(tx: Queryable, row: MovedRow, from: WorkItemStatus, now: string): Promise<void> {
+  const companyId = Number(row.company_id);
+  const lane = [companyId, row.work_type, laneDeadline(row.deadline_at)] as const;
+  const nextAttemptAt = row.next_attempt_at == null ? null : iso(row.next_attempt_at);
+  if (row.status === "New" && nextAttemptAt !== null) {
+    await tx.run(FILING_SQL.enterFilingLane, [...lane, nextAttemptAt]);
+  } else if (from === "InProgress" && row.status !== "InProgress") {
+    await dropFilingLaneIfEmpty(tx, companyId, row.work_type, row.deadline_at === null ? null : iso(row.deadline_at));
+  }
+  if (row.status === "Submitted" && !row.claimed_by && nextAttemptAt !== null) {
+    await tx.run(FILING_SQL.enterStatusLane, [companyId, row.work_type, nextAttemptAt]);
+  }
+  if (TERMINAL.has(row.status)) await tx.run(FILING_SQL.countFinishedItem, [companyId, row.work_batch_id, now]);
+}
+
+/** A lane's deadline as its key holds it. */
+export const laneDeadline = (deadlineAt: string | Date | null) => (deadlineAt === null ? NO_DEADLINE : iso(deadlineAt));
+
+/**
+ * Sets the lane's ready_at to its earliest due item, or deletes it when it has none. The lane
+ * is locked first and its items looked at after, in a statement of their own: a writer that
+ * puts an item back in the lane either committed before that look (and is seen), or upserts the
+ * lane after the delete (and creates it again). Never the other way round.
+ */
+export async function dropFilingLaneIfEmpty(tx: Queryable, companyId: number, workType: string, deadlineAt: string | null): Promise<string | null> {
+  const key = [companyId, workType, laneDeadline(deadlineAt)];
+  if (!(await tx.one(FILING_SQL.lockFilingLane, key))) return null;
+  const next = deadlineAt === null
+    ? await tx.one<{ ready_at: string | Date | null }>(FILING_SQL.laneWithoutDeadlineReadyAt, [companyId, workType])
+    : await tx.one<{ ready_at: string | Date | null }>(FILING_SQL.laneReadyAt, key);
+  const readyAt = next?.ready_at == null ? null : iso(next.ready_at);
+  if (readyAt === null) await tx.run(FILING_SQL.deleteFilingLane, key);
+  else await tx.run(FILING_SQL.setLaneReadyAt, [...key, readyAt]);
+  return readyAt;
+}
+
+export async function recordHistory(tx: Queryable, companyId: number, workItemId: number, at: string, entry: HistoryEntry): Promise<void> {
+  await tx.run(OPS_SQL.insertHistory, [
+    companyId,
+    workItemId,
+    at,
+    entry.kind,
+    entry.status ?? null,
+    entry.detail ?? null,
+    entry.action?.operator.operatorId ?? null,
+    entry.action?.operator.email ?? null,
+    entry.action?.reason ?? null,
+  ]);
+}
