@@ -27,7 +27,7 @@ import { BREAKER_OPEN, type AuthorityGate } from "./authority-gate.ts";
 
 /** What `bot run-once` prints. */
 export interface BotCounts {
-  /** Batches this pass took up into the filing queue. */
+  /** Batches whose items this pass filed or asked about. */
   batches: number;
   /** Items filed with the Authority (an application number received). */
   submitted: number;
@@ -76,6 +76,8 @@ interface Pass {
   /** Filing work due by then is this pass's; what becomes due later waits for the next. */
   dueBefore: string;
   counts: BotCounts;
+  /** The batches counted in `counts.batches`. */
+  batches: Set<string>;
   /** Why the pass stopped early; undefined while it goes on. */
   stop?: { kind: "breakerOpen" } | { kind: "failure"; error: unknown };
   /** Resolves whenever an item was filed (or filing ended): there may be a status request due. */
@@ -89,13 +91,14 @@ export async function runBotOnce(deps: BotDeps): Promise<BotCounts> {
   const started = clock();
   const counts: BotCounts = { batches: 0, submitted: 0, succeeded: 0, failed: 0, retried: 0 };
   try {
-    await takeUpBatches(deps, counts, started);
+    await takeUpBatches(deps, started);
     let wake = signal();
     const pass: Pass = {
       deps,
       clock,
       dueBefore: clock().toISOString(),
       counts,
+      batches: new Set(),
       filed: () => wake.promise,
       wakePolls: () => {
         wake.resolve();
@@ -126,7 +129,7 @@ export async function runBotOnce(deps: BotDeps): Promise<BotCounts> {
  * Company by company (every statement names its company; docs/scaling.md), several at once:
  * batches into the queue, and deadlines at risk announced (paused work types' too).
  */
-async function takeUpBatches(deps: BotDeps, counts: BotCounts, started: Date): Promise<void> {
+async function takeUpBatches(deps: BotDeps, started: Date): Promise<void> {
   const clock = deps.clock ?? (() => new Date());
   const riskBefore = new Date(started.getTime() + DEADLINE_RISK_MS).toISOString();
   const companies = await deps.store.companiesWithBotWork();
@@ -134,7 +137,7 @@ async function takeUpBatches(deps: BotDeps, counts: BotCounts, started: Date): P
   await forEachConcurrently(companies, deps.config.botConcurrency, async ({ companyId, toQueue }) => {
     if (deps.signal?.aborted || "error" in failure) return;
     try {
-      if (toQueue) counts.batches += await deps.store.queueBatches(companyId, clock().toISOString());
+      if (toQueue) await deps.store.queueBatches(companyId, clock().toISOString());
       await deps.store.flagDeadlinesAtRisk(companyId, { riskBefore, now: clock().toISOString() });
     } catch (error) {
       // Stop starting companies; the ones under way finish before the pass reports the error.
@@ -152,7 +155,7 @@ const leaseUntil = (pass: Pass) => new Date(pass.clock().getTime() + pass.deps.c
  * wait in the gate's line in queue order, so the authority's slots never idle while a claim is
  * on its way.
  */
-async function inHand<I extends { workItemId: number }>(
+async function inHand<I extends { companyId: number; workBatchId: number; workItemId: number }>(
   pass: Pass,
   claim: (limit: number) => Promise<I[]>,
   work: (item: I) => Promise<void>,
@@ -177,6 +180,8 @@ async function inHand<I extends { workItemId: number }>(
       continue;
     }
     for (const item of items) {
+      pass.batches.add(`${item.companyId}/${item.workBatchId}`);
+      pass.counts.batches = pass.batches.size;
       held.set(
         item.workItemId,
         work(item)

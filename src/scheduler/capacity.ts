@@ -8,8 +8,9 @@
  * - While submits are kept waiting, status requests hold at most half the slots; while status
  *   requests are kept waiting, submits hold at most all but one. Each rule leaves its kind at
  *   least one slot, so with a single slot neither starves the other.
- * - At most `maxRps` calls a second: a generic cell rate algorithm (GCRA) with a burst of one
- *   second's worth. A granted call gets the instant it may be sent; the caller waits until then.
+ * - At most `maxRps` calls a second, evenly spaced: a generic cell rate algorithm (GCRA) without
+ *   a burst, so no window of one second ever holds more than `maxRps` calls. A granted call gets
+ *   the instant it may be sent; the caller waits until then.
  */
 
 export type CallKind = "submit" | "status";
@@ -60,11 +61,8 @@ export function chooseSlot(kind: CallKind, state: CapacityState, limits: Capacit
  */
 export function reserveSend(nextSendMs: number, nowMs: number, maxRps: number): { sendAtMs: number; nextSendMs: number } {
   if (maxRps <= 0) return { sendAtMs: nowMs, nextSendMs };
-  const interval = 1000 / maxRps;
-  const burst = interval * (maxRps - 1);
-  const arrival = Math.max(nextSendMs, nowMs);
-  const sendAtMs = Math.max(nowMs, Math.ceil(arrival - burst));
-  return { sendAtMs, nextSendMs: arrival + interval };
+  const sendAtMs = Math.max(nextSendMs, nowMs);
+  return { sendAtMs: Math.ceil(sendAtMs), nextSendMs: sendAtMs + 1000 / maxRps };
 }
 
 /** How long a kept-waiting mark lasts: a waiting caller renews it each time it asks again. */

@@ -1,8 +1,9 @@
 /**
  * Crash tests with real processes, per backend (PostgreSQL in a fresh schema): a `bot run-once`
- * process is SIGKILLed while it submits, and another while it polls; while its lease lasts nobody
- * else touches the batch; after it expires a `ROLE=worker` process finishes the batch, and the
- * simulator's per-key counts show every item filed (one application, one registration) once.
+ * process is SIGKILLed while it submits, and another while it polls; while its claims' lease
+ * lasts nobody else touches the items it held (the rest of the queue goes on); after it expires
+ * a `ROLE=worker` process finishes the batch, and the simulator's per-key counts show every item
+ * filed (one application, one registration) once. The capacity slots it held free themselves.
  */
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
@@ -33,7 +34,7 @@ async function withRig(backend: Backend, sim: { latencyMs: number; decisionDelay
   const store = await openStore(db.location);
   try {
     const tenant = await createKey(store, { companyId: 9 });
-    const env = { DATABASE_URL: db.databaseUrl, JWT_SECRET: TEST_JWT_SECRET, AUTHORITY_URL: authority.url, BOT_LEASE_SECONDS: "8", AUTHORITY_TIMEOUT_MS: "3000", BOT_CONCURRENCY: "2", ...extraEnv };
+    const env = { DATABASE_URL: db.databaseUrl, JWT_SECRET: TEST_JWT_SECRET, AUTHORITY_URL: authority.url, BOT_LEASE_SECONDS: "8", AUTHORITY_TIMEOUT_MS: "3000", AUTHORITY_MAX_CONCURRENCY: "2", ...extraEnv };
     const api = await startServer({ ...env, ROLE: "api" });
     const call = async <T>(method: string, path: string, body?: unknown, token?: string): Promise<T> => {
       const response = await fetch(`${api.baseUrl}${path}`, {
@@ -57,11 +58,17 @@ async function withRig(backend: Backend, sim: { latencyMs: number; decisionDelay
   }
 }
 
-/** The killed worker's lease holds; then a ROLE=worker process finishes the batch and stops cleanly. */
-async function finishWithAnotherWorker(rig: Rig): Promise<WorkBatchView> {
-  const blocked = await runCli(["bot", "run-once", "--json"], rig.env);
-  assert.equal(blocked.code, 0, blocked.stderr);
-  assert.deepEqual(JSON.parse(blocked.stdout), { batches: 0, submitted: 0, succeeded: 0, failed: 0, retried: 0 }, "nobody touches the batch while the lease holds");
+/** The items the killed worker held (InProgress, or Submitted and being asked about). */
+async function heldItems(rig: Rig, status: "InProgress" | "Submitted"): Promise<number[]> {
+  const items = await rig.store.listWorkItems(9, { status, limit: 100 });
+  return items.map((item) => item.workItemId).sort((a, b) => a - b);
+}
+
+/** The killed worker's lease holds for what it held; then a ROLE=worker process finishes the batch and stops cleanly. */
+async function finishWithAnotherWorker(rig: Rig, held: number[]): Promise<WorkBatchView> {
+  const next = await runCli(["bot", "run-once", "--json"], rig.env);
+  assert.equal(next.code, 0, next.stderr);
+  assert.deepEqual(await heldItems(rig, "InProgress"), held, "nobody touches the items the dead worker held while its lease holds");
   const worker = await startServer({ ...rig.env, ROLE: "worker", BOT_SCHEDULE: "* * * * * *" });
   const done = await waitUntil(
     "the batch to complete",
@@ -101,8 +108,10 @@ for (const backend of await availableBackends()) {
       const afterKill = await rig.batchView();
       assert.equal(afterKill.status, "Processing");
       assert.ok(afterKill.counts.inProgress >= 1, "the dead worker left items InProgress, their submit sent but its answer not recorded");
+      const held = await heldItems(rig, "InProgress");
+      assert.ok(held.length <= 2, "it held at most one claim (AUTHORITY_MAX_CONCURRENCY items)");
 
-      await finishWithAnotherWorker(rig);
+      await finishWithAnotherWorker(rig, held);
       await assertFiledOnce(rig);
       assert.ok(
         Object.values(rig.sim.stats().keys).some((k) => k.submits >= 2),
@@ -113,14 +122,19 @@ for (const backend of await availableBackends()) {
   test(`[${backend.name}] killed while polling: Submitted items are only asked about again, never submitted twice`, { timeout: 90_000 }, () =>
     withRig(backend, { latencyMs: 150, decisionDelayMs: 2500 }, { BOT_POLL_SECONDS: "1" }, async (rig) => {
       const doomed = startCli(["bot", "run-once", "--json"], rig.env);
-      await waitUntil("the first worker to be polling", () => rig.sim.stats().statusRequests >= 3, 30_000, 5);
+      await waitUntil(
+        "the first worker to have filed every item and be polling",
+        async () => rig.sim.stats().statusRequests >= 3 && (await heldItems(rig, "Submitted")).length === 12,
+        30_000,
+        5,
+      );
       await doomed.kill();
       assert.equal(await doomed.exited, null, "killed by signal");
       const afterKill = await rig.batchView();
       assert.equal(afterKill.status, "Processing");
-      assert.equal(afterKill.counts.submitted, 12, "every item was Submitted before the polls began");
+      assert.equal(afterKill.counts.submitted, 12, "every item was Submitted before the kill");
 
-      await finishWithAnotherWorker(rig);
+      await finishWithAnotherWorker(rig, []);
       await assertFiledOnce(rig);
       for (const [key, perKey] of Object.entries(rig.sim.stats().keys)) {
         assert.equal(perKey.submits, 1, `item ${key} submitted once`);

@@ -142,7 +142,7 @@ for (const backend of await availableBackends()) {
       }));
 
     test("shutdown mid-batch: calls in flight finish, the batch is released at once, the next run finishes it", () =>
-      withBot(backend, { BOT_CONCURRENCY: "2" }, async ({ sim, add, batch, run }) => {
+      withBot(backend, { AUTHORITY_MAX_CONCURRENCY: "2" }, async ({ sim, add, batch, run }) => {
         const keys = [];
         for (let i = 0; i < 6; i++) keys.push(await add(validWorkItem({ customerReference: `s-${i}` })));
         sim.behaviour.latencyMs = 150;
@@ -164,7 +164,7 @@ for (const backend of await availableBackends()) {
       }));
 
     test("items are filed with bounded concurrency, each exactly once", () =>
-      withBot(backend, { BOT_CONCURRENCY: "3" }, async ({ sim, add, run }) => {
+      withBot(backend, { AUTHORITY_MAX_CONCURRENCY: "3" }, async ({ sim, add, run }) => {
         const keys = [];
         for (let i = 0; i < 10; i++) keys.push(await add(validWorkItem({ customerReference: `c-${i}` })));
         sim.behaviour.latencyMs = 40;

@@ -195,7 +195,7 @@ for (const backend of await availableBackends()) {
       }));
 
     test("the circuit breaker: opens after N transient failures in a row, spends no attempts while open, is shared through the store, and one probe closes it", () =>
-      withBot(backend, { AUTHORITY_BREAKER_FAILURES: "2", AUTHORITY_BREAKER_SECONDS: "1", BOT_CONCURRENCY: "1" }, async ({ t, sim, add, item, run }) => {
+      withBot(backend, { AUTHORITY_BREAKER_FAILURES: "2", AUTHORITY_BREAKER_SECONDS: "1", AUTHORITY_MAX_CONCURRENCY: "1" }, async ({ t, sim, add, item, run }) => {
         const keys = [];
         for (let i = 0; i < 5; i++) keys.push(await add(hooked({ customerReference: `b-${i}` })));
         await setConfig(sim, { outage: true });
@@ -230,22 +230,23 @@ for (const backend of await availableBackends()) {
         await gate.adapter.close();
       }));
 
-    test("capacity: AUTHORITY_MAX_CONCURRENCY calls in flight and AUTHORITY_MAX_RPS calls a second, per process", () =>
-      withBot(backend, { BOT_CONCURRENCY: "8", AUTHORITY_MAX_CONCURRENCY: "2", AUTHORITY_MAX_RPS: "5" }, async ({ sim, add, run }) => {
+    test("capacity: AUTHORITY_MAX_CONCURRENCY calls in flight and AUTHORITY_MAX_RPS calls a second", () =>
+      withBot(backend, { AUTHORITY_MAX_CONCURRENCY: "2", AUTHORITY_MAX_RPS: "5" }, async ({ sim, add, run }) => {
         for (let i = 0; i < 10; i++) await add(hooked({ customerReference: `cap-${i}` }));
-        sim.behaviour.latencyMs = 30;
+        // Slower than the 200 ms between two sends: calls overlap, up to the concurrency.
+        sim.behaviour.latencyMs = 300;
         const calls = recording(createHttpAuthorityAdapter({ baseUrl: sim.url, timeoutMs: 2000 }));
         assert.deepEqual(await run({ adapter: calls.adapter }), { batches: 1, submitted: 10, succeeded: 10, failed: 0, retried: 0 });
         await calls.adapter.close();
         assert.equal(sim.stats().maxConcurrent, 2);
         const submits = calls.calls.filter((c) => c.kind === "submit").map((c) => c.at);
         assert.equal(submits.length, 10);
-        // 5 a second: the sixth call waits for the next second of the limiter.
+        // 5 a second, evenly spaced: no second holds a sixth call.
         assert.ok(submits[5]! - submits[0]! >= 900, `sixth submit ${Math.round(submits[5]! - submits[0]!)} ms after the first`);
       }));
 
-    test("deadlines: earliest deadline first, and workitem.deadline_at_risk once for an item not filed 2 hours before its deadline", () =>
-      withBot(backend, { BOT_CONCURRENCY: "1", AUTHORITY_BREAKER_FAILURES: "100" }, async ({ t, sim, add, item, run }) => {
+    test("deadlines: on-time items earliest deadline first, then late ones, and workitem.deadline_at_risk once for an item not filed 2 hours before its deadline", () =>
+      withBot(backend, { AUTHORITY_MAX_CONCURRENCY: "1", AUTHORITY_BREAKER_FAILURES: "100" }, async ({ t, sim, add, item, run }) => {
         const late = await add(hooked({ customerReference: "late", exportDate: "2027-03-30T08:00:00Z" }));
         const soon = await add(hooked({ customerReference: "soon", exportDate: "2027-03-10T08:00:00Z" }));
         const middle = await add(hooked({ customerReference: "middle", exportDate: "2027-03-20T08:00:00Z" }));
@@ -266,7 +267,7 @@ for (const backend of await availableBackends()) {
         await run({ adapter: calls.adapter });
         await calls.adapter.close();
         const order = calls.calls.filter((c) => c.kind === "submit").map((c) => Number(c.subject));
-        assert.deepEqual(order, [overdue, soon, middle, late].map((k) => k.workItemId), "earliest deadline first");
+        assert.deepEqual(order, [soon, middle, late, overdue].map((k) => k.workItemId), "on time by earliest deadline, then the late one (SPEC §14)");
         assert.deepEqual(await t.outboxEvents(overdue.workItemId), ["workitem.deadline_at_risk", "workitem.succeeded"]);
       }));
   });
