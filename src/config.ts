@@ -185,6 +185,13 @@ export function loadConfig(source: EnvSource = process.env, overrides: Partial<E
     const value = overrides[name] ?? source[name];
     if (value !== undefined && value !== "") raw[name] = value;
   }
+  // TypeBox converts "2.5" to the integer 2: a whole number must be written as one.
+  for (const [name, value] of Object.entries(raw)) {
+    const schema = (EnvSchema.properties as Record<string, { type?: string; description?: string }>)[name];
+    if (schema?.type === "integer" && typeof value === "string" && !/^\s*[+-]?\d+\s*$/.test(value)) {
+      throw new ConfigError(`${name}: Expected integer (got ${JSON.stringify(value)}); expected ${schema.description}`);
+    }
+  }
   const defaulted = Value.Default(EnvSchema, raw) as Record<string, unknown>;
   const converted = Value.Convert(EnvSchema, defaulted) as Record<string, unknown>;
   const firstError = Value.Errors(EnvSchema, converted).First();

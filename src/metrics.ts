@@ -3,7 +3,7 @@
  * one process (the tests) never share or collide on counters. The API, the bot and the webhook
  * dispatcher record into the same `Metrics` object; names all start with `work_item_api_`.
  */
-import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import { RequestDurationHistogram } from "./request-duration-histogram.ts";
 import type { ItemOutcome, WebhookAttemptOutcome } from "./store/store.ts";
 
@@ -41,7 +41,12 @@ export interface Metrics {
   readonly webhookDeliveries: Counter<"outcome">;
   readonly outboxBacklog: Gauge;
   readonly authorityBreakerState: Gauge<"state">;
+  /** Labels: timing (on_time, late; items without a deadline are not counted). */
+  readonly submitsByDeadline: Counter<"timing">;
+  readonly submitSlack: Histogram;
   recordBotRun(outcome: BotRunOutcome): void;
+  /** An item filed: on time or late against its deadline, and by how much (SPEC §14). */
+  recordSubmit(info: { deadlineAt: string | null; submittedAt: string }): void;
   recordBotItem(outcome: BotItemOutcome, count?: number): void;
   recordWebhookDelivery(outcome: WebhookDeliveryOutcome): void;
   /** Where the outbox backlog gauge reads from; the outbox lives with the webhook dispatcher. */
@@ -118,6 +123,20 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
   });
 
+  const submitsByDeadline = new Counter({
+    name: `${METRIC_PREFIX}bot_submits_total`,
+    help: "Items filed with the authority, by timing against their deadline (on_time, late)",
+    labelNames: ["timing"] as const,
+    registers: [registry],
+  });
+  const submitSlack = new Histogram({
+    name: `${METRIC_PREFIX}bot_submit_slack_seconds`,
+    help: "Deadline minus submit time of each filed item with a deadline (negative: late)",
+    // From a day late to a week early: the crunch lives in the hours around the cutoff.
+    buckets: [-86_400, -3600, -600, 0, 600, 3600, 7200, 4 * 3600, 12 * 3600, 86_400, 2 * 86_400, 7 * 86_400],
+    registers: [registry],
+  });
+
   return {
     registry,
     httpRequestDuration,
@@ -128,7 +147,15 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     webhookDeliveries,
     outboxBacklog,
     authorityBreakerState,
+    submitsByDeadline,
+    submitSlack,
     recordBotRun: (outcome) => botRuns.inc({ outcome }),
+    recordSubmit: ({ deadlineAt, submittedAt }) => {
+      if (deadlineAt === null) return;
+      const slackSeconds = (Date.parse(deadlineAt) - Date.parse(submittedAt)) / 1000;
+      submitsByDeadline.inc({ timing: slackSeconds >= 0 ? "on_time" : "late" });
+      submitSlack.observe(slackSeconds);
+    },
     recordBotItem: (outcome, count = 1) => botItemOutcomes.inc({ outcome }, count),
     recordWebhookDelivery: (outcome) => webhookDeliveries.inc({ outcome }),
     setOutboxBacklogSource: (source) => {
@@ -148,6 +175,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
 export function botMetricsEvents(metrics: Metrics) {
   return {
     itemFinished: (info: { result: BotItemOutcome }) => metrics.recordBotItem(info.result),
+    itemSubmitted: (info: { deadlineAt: string | null; submittedAt: string }) => metrics.recordSubmit(info),
     runFinished: (info: { error?: unknown }) => metrics.recordBotRun(info.error === undefined ? "completed" : "failed"),
   };
 }

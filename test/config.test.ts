@@ -25,6 +25,12 @@ test("defaults follow SPEC §0", () => {
   assert.equal(config.logLevel, "info");
 });
 
+test("BOT_CLAIM_SIZE defaults to AUTHORITY_MAX_CONCURRENCY", () => {
+  assert.equal(loadConfig({}).botClaimSize, 8);
+  assert.equal(loadConfig({ AUTHORITY_MAX_CONCURRENCY: "3" }).botClaimSize, 3);
+  assert.equal(loadConfig({ AUTHORITY_MAX_CONCURRENCY: "3", BOT_CLAIM_SIZE: "12" }).botClaimSize, 12);
+});
+
 test("values are converted from their text", () => {
   const config = loadConfig({ PORT: "9000", WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", DATABASE_URL: "postgres://u@127.0.0.1/db", ROLE: "worker" });
   assert.equal(config.port, 9000);
@@ -45,6 +51,18 @@ const refused: Array<[string, string]> = [
   ["WEBHOOK_ALLOW_PRIVATE_NETWORKS", "maybe"],
   ["LOG_LEVEL", "loud"],
   ["MAX_BODY_BYTES", "-5"],
+  // The scheduler's settings (SPEC §14): not a number, negative, zero where that makes no sense.
+  ["BOT_CLAIM_SIZE", "0"],
+  ["BOT_CLAIM_SIZE", "-1"],
+  ["BOT_CLAIM_SIZE", "eight"],
+  ["BOT_CLAIM_SIZE", "2.5"],
+  ["AUTHORITY_MAX_CONCURRENCY", "0"],
+  ["AUTHORITY_MAX_CONCURRENCY", "many"],
+  ["AUTHORITY_MAX_RPS", "-1"],
+  ["AUTHORITY_BREAKER_FAILURES", "0"],
+  ["AUTHORITY_BREAKER_SECONDS", "0"],
+  ["BOT_LEASE_SECONDS", "0"],
+  ["BOT_CONCURRENCY", "0"],
 ];
 for (const [name, value] of refused) {
   test(`${name}=${value} is refused with a one-line message naming ${name}`, () => {

@@ -118,6 +118,21 @@ describe("createMetrics recorders", () => {
     assert.equal(metricValue(body, "work_item_api_webhook_deliveries_total", { outcome: "retried" }), 1);
   });
 
+  test("filed items count as on time or late, with their slack in the histogram; items without a deadline are not counted", async () => {
+    const metrics = createMetrics();
+    const bot = botMetricsEvents(metrics);
+    bot.itemSubmitted({ deadlineAt: "2026-11-25T11:00:00.000Z", submittedAt: "2026-11-25T10:00:00.000Z" });
+    bot.itemSubmitted({ deadlineAt: "2026-11-25T11:00:00.000Z", submittedAt: "2026-11-25T11:00:00.000Z" });
+    bot.itemSubmitted({ deadlineAt: "2026-11-25T11:00:00.000Z", submittedAt: "2026-11-25T11:05:00.000Z" });
+    bot.itemSubmitted({ deadlineAt: null, submittedAt: "2026-11-25T11:05:00.000Z" });
+    const { body } = await metrics.render();
+    assert.equal(metricValue(body, "work_item_api_bot_submits_total", { timing: "on_time" }), 2, "at the deadline itself is on time");
+    assert.equal(metricValue(body, "work_item_api_bot_submits_total", { timing: "late" }), 1);
+    assert.equal(metricValue(body, "work_item_api_bot_submit_slack_seconds_count"), 3);
+    assert.equal(metricValue(body, "work_item_api_bot_submit_slack_seconds_sum"), 3600 + 0 - 300);
+    assert.equal(metricValue(body, "work_item_api_bot_submit_slack_seconds_bucket", { le: "0" }), 2, "late and exactly on time");
+  });
+
   test("the bot's and the dispatcher's event hooks record into the metrics", async () => {
     const metrics = createMetrics();
     const bot = botMetricsEvents(metrics);

@@ -45,8 +45,8 @@ const instant = (deadlineAt: string | null) => (deadlineAt === null ? Number.POS
 export function compareLanes(a: Lane, b: Lane, now: string): number {
   const tier = TIERS.indexOf(tierOf(a.deadlineAt, now)) - TIERS.indexOf(tierOf(b.deadlineAt, now));
   if (tier !== 0) return tier;
-  const deadline = instant(a.deadlineAt) - instant(b.deadlineAt);
-  if (deadline !== 0) return deadline;
+  const [x, y] = [instant(a.deadlineAt), instant(b.deadlineAt)];
+  if (x !== y) return x < y ? -1 : 1;
   if (a.servedSeq !== b.servedSeq) return a.servedSeq - b.servedSeq;
   if (a.companyId !== b.companyId) return a.companyId - b.companyId;
   return a.workType < b.workType ? -1 : a.workType > b.workType ? 1 : 0;

@@ -7,8 +7,12 @@
  * lane by lane, each statement naming its company. A lane that gave fewer than planned is looked
  * at again (its ready_at moved on, or it is gone) and the claim goes on with lanes read anew.
  *
- * Locks are taken in one order everywhere: items, then lanes (a claim serves its companies in
- * company order), then batches and companies, then the event sequence (transition.ts).
+ * Locks are taken in one order everywhere: items, then lanes, then batches and companies, then
+ * the event sequence (transition.ts). A claim never waits for a lane: it takes lanes in lane
+ * order while it claims and in company order when it serves, so two claims waiting for each
+ * other's lanes would deadlock. It skips a lane another transaction holds instead (that lane's
+ * ready_at stays early, or its turn stays as it was, until the next claim), and waits only for
+ * the companies it serves, in company order.
  */
 import type { DatabasePort, Queryable } from "../port.ts";
 import { iso, toDueItem, toItemToPoll, type DueItemRow, type ItemToPollRow } from "../rows.ts";
@@ -54,9 +58,11 @@ export function filingQueueOperations(db: DatabasePort): FilingQueueOperations {
     claimFilingWork(input) {
       return db.transaction(async (tx) => {
         const claimed: DueItem[] = [];
-        const served = new Map<number, number>();
+        // Lanes that gave fewer than planned have nothing more for this claim, dropped or not.
+        const dry = new Set<string>();
         for (let round = 0; round < MAX_CLAIM_ROUNDS && claimed.length < input.limit; round += 1) {
-          const lanes = await firstLanes(tx, input.now, input.dueBefore, input.limit - claimed.length);
+          const read = await firstLanes(tx, input.now, input.dueBefore, input.limit - claimed.length + dry.size);
+          const lanes = read.filter((lane) => !dry.has(laneKey(lane)));
           if (lanes.length === 0) break;
           const plan = planClaim(lanes, input.limit - claimed.length);
           const wanted = new Map<number, number>();
@@ -65,17 +71,23 @@ export function filingQueueOperations(db: DatabasePort): FilingQueueOperations {
           for (const [index, count] of wanted) {
             const items = await claimFromLane(tx, lanes[index]!, count, input);
             taken.set(index, items);
-            if (items.length < count) await dropFilingLaneIfEmpty(tx, lanes[index]!.companyId, lanes[index]!.workType, lanes[index]!.deadlineAt);
+            if (items.length < count) {
+              const lane = lanes[index]!;
+              dry.add(laneKey(lane));
+              await dropFilingLaneIfEmpty(tx, lane.companyId, lane.workType, lane.deadlineAt, { skipLocked: true });
+            }
           }
-          // The plan's order, skipping the turns of lanes that ran dry.
+          // The plan's order, skipping the turns of lanes that ran dry; the companies served move
+          // to the back before the next round reads lanes again.
+          const served = new Map<number, number>();
           for (const index of plan) {
             const item = taken.get(index)!.shift();
             if (!item) continue;
             claimed.push(item);
             served.set(item.companyId, claimed.length - 1);
           }
+          await serve(tx, served, Date.parse(input.now));
         }
-        await serve(tx, served, Date.parse(input.now));
         return claimed;
       });
     },
@@ -115,6 +127,8 @@ export function filingQueueOperations(db: DatabasePort): FilingQueueOperations {
     },
   };
 }
+
+const laneKey = (lane: Lane) => `${lane.companyId}\u0000${lane.workType}\u0000${lane.deadlineAt}`;
 
 /** Up to `limit` lanes ready by `dueBefore`, in lane order: on time, then late, then without a deadline. */
 async function firstLanes(tx: Queryable, now: string, dueBefore: string, limit: number): Promise<Lane[]> {

@@ -129,13 +129,27 @@ export const FILING_SQL = {
     "lock_filing_lane",
     (d) => `SELECT ready_at FROM filing_lanes WHERE company_id = $1 AND work_type = $2 AND deadline_at = $3${d.forUpdate}`,
   ),
+  /** As lockFilingLane, for a claim, which never waits for a lane: no row when another transaction holds it. */
+  tryLockFilingLane: statement(
+    "try_lock_filing_lane",
+    (d) => `SELECT ready_at FROM filing_lanes WHERE company_id = $1 AND work_type = $2 AND deadline_at = $3${d.forUpdateSkipLocked}`,
+  ),
   setLaneReadyAt: statement(
     "set_lane_ready_at",
     "UPDATE filing_lanes SET ready_at = $4 WHERE company_id = $1 AND work_type = $2 AND deadline_at = $3",
   ),
   deleteFilingLane: statement("delete_filing_lane", "DELETE FROM filing_lanes WHERE company_id = $1 AND work_type = $2 AND deadline_at = $3"),
-  /** The company's turn moves to the back: on each of its lanes, and in its own row for lanes to come. */
-  serveCompanyLanes: statement("serve_company_lanes", "UPDATE filing_lanes SET served_seq = $2 WHERE company_id = $1 AND served_seq < $2"),
+  /**
+   * The company's turn moves to the back: on each of its lanes, and in its own row for lanes to
+   * come. A lane another transaction holds keeps its turn until the company is served again: a
+   * claim never waits for a lane (see claimFilingWork).
+   */
+  serveCompanyLanes: statement(
+    "serve_company_lanes",
+    (d) => `UPDATE filing_lanes SET served_seq = $2
+      WHERE company_id = $1 AND (work_type, deadline_at) IN (
+        SELECT work_type, deadline_at FROM filing_lanes WHERE company_id = $1 AND served_seq < $2${d.forUpdateSkipLocked})`,
+  ),
   serveCompany: statement("serve_company", "UPDATE companies SET filing_served_seq = $2 WHERE company_id = $1 AND filing_served_seq < $2"),
 
   /** Across companies (a named read of the lane table): up to $2 status lanes due by $1, the longest waiting first. */
@@ -159,9 +173,10 @@ export const FILING_SQL = {
     "status_lane_ready_at",
     "SELECT MIN(next_attempt_at) AS ready_at FROM work_items WHERE company_id = $1 AND work_type = $2 AND status = 'Submitted'",
   ),
+  /** Only a claim settles a status lane, and it never waits for one: no row when another claim holds it. */
   lockStatusLane: statement(
     "lock_status_lane",
-    (d) => `SELECT ready_at FROM status_lanes WHERE company_id = $1 AND work_type = $2${d.forUpdate}`,
+    (d) => `SELECT ready_at FROM status_lanes WHERE company_id = $1 AND work_type = $2${d.forUpdateSkipLocked}`,
   ),
   setStatusLaneReadyAt: statement("set_status_lane_ready_at", "UPDATE status_lanes SET ready_at = $3 WHERE company_id = $1 AND work_type = $2"),
   deleteStatusLane: statement("delete_status_lane", "DELETE FROM status_lanes WHERE company_id = $1 AND work_type = $2"),

@@ -97,10 +97,13 @@ export const laneDeadline = (deadlineAt: string | Date | null) => (deadlineAt ==
  * is locked first and its items looked at after, in a statement of their own: a writer that
  * puts an item back in the lane either committed before that look (and is seen), or upserts the
  * lane after the delete (and creates it again). Never the other way round.
+ *
+ * `skipLocked` (a claim): a lane another transaction holds is left as it is, its ready_at early
+ * rather than late, which is safe; the claim does not wait for it.
  */
-export async function dropFilingLaneIfEmpty(tx: Queryable, companyId: number, workType: string, deadlineAt: string | null): Promise<string | null> {
+export async function dropFilingLaneIfEmpty(tx: Queryable, companyId: number, workType: string, deadlineAt: string | null, options: { skipLocked?: boolean } = {}): Promise<string | null> {
   const key = [companyId, workType, laneDeadline(deadlineAt)];
-  if (!(await tx.one(FILING_SQL.lockFilingLane, key))) return null;
+  if (!(await tx.one(options.skipLocked ? FILING_SQL.tryLockFilingLane : FILING_SQL.lockFilingLane, key))) return null;
   const next = deadlineAt === null
     ? await tx.one<{ ready_at: string | Date | null }>(FILING_SQL.laneWithoutDeadlineReadyAt, [companyId, workType])
     : await tx.one<{ ready_at: string | Date | null }>(FILING_SQL.laneReadyAt, key);
