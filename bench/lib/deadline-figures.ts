@@ -5,7 +5,7 @@
  */
 import type { CrunchRun } from "./crunch-run.ts";
 import { deadlineOptimum } from "./deadline-optimum.ts";
-import { lengthOf, subtract, union, type Interval } from "./intervals.ts";
+import { coveredAtLeast, lengthOf, subtract, union, type Interval } from "./intervals.ts";
 
 /** The authority's capacity as the optimum and the utilisation see it. */
 export interface Capacity {
@@ -42,6 +42,12 @@ export interface CrunchFigures {
   utilisation: number;
   /** The length of that time, ms. */
   dueUpMs: number;
+  /**
+   * The same over the time with at least `servers` items due (enough to fill every slot with a
+   * submit) and the authority up: not lowered by the moments when too little was due to fill it.
+   */
+  backloggedUtilisation: number;
+  backloggedMs: number;
 }
 
 /** The nearest-rank quantile `q` (0–1) of `values`. */
@@ -67,6 +73,9 @@ export function crunchFigures(run: Pick<CrunchRun, "items" | "outage" | "inFligh
   const due: Interval[] = items.map((item) => [arrival(item), item.submittedAt ?? run.endedAt]);
   const dueUp = subtract(union(due), run.outage);
   const dueUpMs = lengthOf(dueUp);
+  const backlogged = subtract(coveredAtLeast(due, capacity.servers), run.outage);
+  const backloggedMs = lengthOf(backlogged);
+  const utilisation = (window: Interval[], ms: number) => (ms > 0 ? run.inFlight.growthOver(window) / (capacity.inFlight * ms) : NaN);
   return {
     items: items.length,
     onTime,
@@ -79,7 +88,9 @@ export function crunchFigures(run: Pick<CrunchRun, "items" | "outage" | "inFligh
     smallWaitP50: quantile(small.map(wait), 0.5),
     smallWaitP95: quantile(small.map(wait), 0.95),
     bigWaitP95: quantile(big.map(wait), 0.95),
-    utilisation: dueUpMs > 0 ? run.inFlight.growthOver(dueUp) / (capacity.inFlight * dueUpMs) : NaN,
+    utilisation: utilisation(dueUp, dueUpMs),
     dueUpMs,
+    backloggedUtilisation: utilisation(backlogged, backloggedMs),
+    backloggedMs,
   };
 }

@@ -30,6 +30,22 @@ export function subtract(from: Iterable<Interval>, cut: Iterable<Interval>): Int
   return left;
 }
 
+/** Where at least `k` of the intervals overlap (k ≥ 1), merged. */
+export function coveredAtLeast(intervals: Iterable<Interval>, k: number): Interval[] {
+  const edges = [...intervals].filter(([start, end]) => end > start).flatMap(([start, end]): Array<[number, number]> => [[start, 1], [end, -1]]);
+  // At one instant, ends before starts: [a, b) and [b, c) do not overlap.
+  edges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const covered: Interval[] = [];
+  let count = 0;
+  let since = 0;
+  for (const [at, step] of edges) {
+    if (count < k && count + step >= k) since = at;
+    if (count >= k && count + step < k && at > since) covered.push([since, at]);
+    count += step;
+  }
+  return union(covered);
+}
+
 /** Total length of the union. */
 export const lengthOf = (intervals: Iterable<Interval>) => union(intervals).reduce((sum, [start, end]) => sum + (end - start), 0);
 

@@ -4,12 +4,17 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { planCrunch } from "../../bench/lib/crunch.ts";
 import { crunchFigures, quantile } from "../../bench/lib/deadline-figures.ts";
-import { lengthOf, RunningSum, subtract, union } from "../../bench/lib/intervals.ts";
+import { coveredAtLeast, lengthOf, RunningSum, subtract, union } from "../../bench/lib/intervals.ts";
 
 test("intervals: union, what is left outside a cut, and length", () => {
   assert.deepEqual(union([[5, 7], [0, 2], [1, 3], [3, 4], [8, 8]]), [[0, 4], [5, 7]]);
   assert.deepEqual(subtract([[0, 10], [12, 20]], [[2, 4], [9, 13], [15, Infinity]]), [[0, 2], [4, 9], [13, 15]]);
   assert.equal(lengthOf([[0, 10], [5, 12], [20, 21]]), 13);
+  const three: Array<[number, number]> = [[0, 10], [2, 6], [4, 8], [8, 12]];
+  assert.deepEqual(coveredAtLeast(three, 1), [[0, 12]]);
+  assert.deepEqual(coveredAtLeast(three, 2), [[2, 10]], "[4, 8) ends where [8, 12) starts, and [0, 10) goes on");
+  assert.deepEqual(coveredAtLeast(three, 3), [[4, 6]]);
+  assert.deepEqual(coveredAtLeast(three, 4), []);
 });
 
 test("a running sum read now and then: straight lines between reads, flat outside them", () => {
@@ -81,4 +86,7 @@ test("figures of a hand-made run: on time, the optimum, small waits and utilisat
   // Due: [0, 700) and [900, 1000) (item 3 until the end); up outside [500, 800): 600 ms, with half of 2 slots in flight.
   assert.equal(figures.dueUpMs, 600);
   assert.equal(figures.utilisation, 0.25);
+  // Two or more due (enough for both servers): items 0 and 1, then 1 and 2, over [0, 300).
+  assert.equal(figures.backloggedMs, 300);
+  assert.equal(figures.backloggedUtilisation, 0.25);
 });
