@@ -2,12 +2,12 @@
  * `npm run bench:deadlines -- [flags]`: filing by deadline across companies (SPEC §14). A crunch
  * replayed through the real bot code of one or more builds, on a compressed clock.
  *
- * The crunch: 500 companies, one in 20 of them big and sending three quarters of the items;
- * the items of each of 4 deadlines (15 s apart, the last at 60 s) arrive over the 30 s before it,
- * in a surge towards it. The authority (the simulator of this checkout, a process of its own)
- * answers each call after 100 ms, and the bot may have AUTHORITY_MAX_CONCURRENCY=8 calls in
- * flight: 80 calls a second, 40 items (a submit and the status request that decides it). From
- * 24 s to 30 s it is down (503). The bot's own timings are compressed 60× with the clock (one
+ * The crunch: 1,000 items from 500 companies, one in 20 of them big and sending three quarters
+ * of the items; the items of each of 4 deadlines (15 s apart, the last at 60 s) arrive over the
+ * 30 s before it, in a surge towards it. The authority (the simulator of this checkout, a process
+ * of its own) answers each call after 200 ms, and the bot may have AUTHORITY_MAX_CONCURRENCY=8
+ * calls in flight: 40 calls a second, 20 items (a submit and the status request that decides
+ * it), a little less than the crunch brings. From 24 s to 30 s it is down (503). The bot's own timings are compressed 60× with the clock (one
  * bench second stands for a minute): passes every second (BOT_SCHEDULE's default of once a
  * minute), breaker 1 s, retries from 0.5 s.
  *
@@ -39,7 +39,7 @@ const USAGE = `usage: npm run bench:deadlines -- [flags]
   --build B             a checkout (folder) or a git revision whose bot runs the crunch; repeat
                         for several, run one after the other (default: this checkout)
   --store S             sqlite or postgres (default sqlite)
-  --items N             items in the crunch (default 2000)
+  --items N             items in the crunch (default 1000)
   --companies N         companies (default 500)
   --big-every N         one company in N is big (default 20)
   --big-share F         share of the items the big companies send (default 0.75)
@@ -47,7 +47,7 @@ const USAGE = `usage: npm run bench:deadlines -- [flags]
   --deadlines N         deadlines spaced evenly through it (default 4)
   --lead-seconds N      an item arrives at most this long before its deadline (default 30)
   --last-call-ms N      and at least this long before it (default 1000)
-  --latency-ms N        the simulator's answer time (default 100)
+  --latency-ms N        the simulator's answer time (default 200)
   --concurrency N       AUTHORITY_MAX_CONCURRENCY (default 8)
   --rps N               AUTHORITY_MAX_RPS (default 0: none; the concurrency binds)
   --outage-at N         seconds into the crunch the authority goes down (default 24)
@@ -67,7 +67,7 @@ function parseOptions(argv: string[]) {
   const values = benchFlags(argv, USAGE, {
     build: { type: "string", multiple: true },
     store: { type: "string", default: "sqlite" },
-    items: { type: "string", default: "2000" },
+    items: { type: "string", default: "1000" },
     companies: { type: "string", default: "500" },
     "big-every": { type: "string", default: "20" },
     "big-share": { type: "string", default: "0.75" },
@@ -75,7 +75,7 @@ function parseOptions(argv: string[]) {
     deadlines: { type: "string", default: "4" },
     "lead-seconds": { type: "string", default: "30" },
     "last-call-ms": { type: "string", default: "1000" },
-    "latency-ms": { type: "string", default: "100" },
+    "latency-ms": { type: "string", default: "200" },
     concurrency: { type: "string", default: "8" },
     rps: { type: "string", default: "0" },
     "outage-at": { type: "string", default: "24" },
