@@ -147,7 +147,7 @@ function report(options: Options, results: Array<{ run: CrunchRun; figures: Crun
       `authority ${settings.latencyMs} ms a call, ${settings.concurrency} at once${settings.rps > 0 ? `, ${settings.rps} calls/s at most` : ""} ` +
       `(${((1000 * capacity.servers) / capacity.callMs).toFixed(0)} calls/s), down from ${settings.outageAtMs / 1000} s for ${settings.outageMs / 1000} s; passes ${settings.passes}`,
     "",
-    "| build | on time | optimum (submit + status) | of optimum | submits-only bound | of bound | small companies: on time, p50 / p95 wait | big: p95 wait | late, not submitted | utilisation while due | with ≥ ${settings.concurrency} due | passes, max in flight |",
+    `| build | on time | optimum (submit + status) | of optimum | submits-only bound | of bound | small companies: on time, p50 / p95 wait | big: p95 wait | late, not submitted | utilisation while due | with ≥ ${settings.concurrency} due | passes, max in flight |`,
     "|---|---:|---:|---:|---:|---:|---|---|---|---:|---:|---|",
   ];
   for (const { run, figures: f } of results) {
