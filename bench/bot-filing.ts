@@ -30,9 +30,11 @@ import { loadConfig } from "../src/config.ts";
 import { WORK_TYPE_AUTHORITY_RVDM } from "../src/domain/views.ts";
 import { forEachConcurrently } from "../src/lib/concurrency.ts";
 import { openStore } from "../src/store/open-store.ts";
-import { cliJson, parseLine, startScript, startServer, stopAll, stopAllOnSignals } from "../scripts/lib/processes.ts";
+import { cliJson, startServer, stopAll, stopAllOnSignals } from "../scripts/lib/processes.ts";
 import { benchFlags, wholeNumber } from "./lib/args.ts";
+import { lengthOf } from "./lib/intervals.ts";
 import { login } from "./lib/setup.ts";
+import { registrableItem, startSimulator } from "./lib/simulator.ts";
 import { postgresBenchStore, sqliteBenchStore, type BenchStore } from "./lib/stores.ts";
 
 const USAGE = `usage: npm run bench:bot-filing -- [flags]
@@ -78,46 +80,6 @@ type Options = ReturnType<typeof parseOptions>;
 const freshStore = (options: Options, label: string): Promise<BenchStore> =>
   options.store === "sqlite" ? Promise.resolve(sqliteBenchStore(false)) : postgresBenchStore(options.postgresUrl, false, label);
 
-/** An item the simulator registers: export date a month ahead, valid numbers. */
-function itemRequest(i: number): Record<string, unknown> {
-  return {
-    customerReference: `filing-${i}`,
-    documentReference: null,
-    productName: { sendValue: "RUNDVEEMEST", documentValue: "Rundveemest" },
-    destinationCountry: { sendValue: "DE" },
-    exportDate: new Date(Date.now() + 30 * 86_400_000).toISOString(),
-    senderChamberOfCommerceNo: { sendValue: "12345678" },
-    senderDomestic: { sendValue: "true" },
-    receiverChamberOfCommerceNo: { sendValue: "87654321" },
-    receiverDomestic: { sendValue: "false" },
-    plannedLoad: 31.5,
-  };
-}
-
-/**
- * The simulator in a process of its own, as a remote authority would be: in the bot's process its
- * timers and HTTP work would queue behind the bot's and add to every call's latency.
- */
-async function startSimulator(latencyMs: number) {
-  const child = startScript("src/authority-sim/main.ts", ["--port", "0", "--latency-ms", String(latencyMs)], { PATH: process.env.PATH, HOME: process.env.HOME });
-  const url = await child.waitForLine("the simulator to listen", (line) => parseLine(line)?.url as string | undefined, 60_000);
-  return { url, close: () => child.stop() };
-}
-
-/** Total length of the union of [start, end] intervals, in ms. */
-function coveredMs(intervals: Array<[number, number]>): number {
-  const sorted = [...intervals].sort((a, b) => a[0] - b[0]);
-  let total = 0;
-  let [start, end] = sorted[0] ?? [0, 0];
-  for (const [s, e] of sorted.slice(1)) {
-    if (s > end) {
-      total += end - start;
-      [start, end] = [s, e];
-    } else end = Math.max(end, e);
-  }
-  return total + (end - start);
-}
-
 /** The adapter, remembering when each call started and ended. */
 function timed(adapter: AuthorityAdapter) {
   const calls = { submit: [] as Array<[number, number]>, status: [] as Array<[number, number]> };
@@ -154,7 +116,7 @@ async function capacityPass(options: Options) {
       Array.from({ length: options.items }, (_, i) => i),
       32,
       async (i) => {
-        const request = itemRequest(i);
+        const request = registrableItem(`filing-${i}`);
         const outcome = await store.addWorkItem({
           companyId: 1,
           workType: WORK_TYPE_AUTHORITY_RVDM,
@@ -176,7 +138,7 @@ async function capacityPass(options: Options) {
     if (counts.succeeded !== options.items) throw new Error(`the pass decided ${counts.succeeded} of ${options.items} items: ${JSON.stringify(counts)}`);
     const capacity = (options.concurrency * 1000) / options.latencyMs;
     const callsPerSecond = ((calls.submit.length + calls.status.length) * 1000) / passMs;
-    const filedPerSecond = (calls.submit.length * 1000) / coveredMs(calls.submit);
+    const filedPerSecond = (calls.submit.length * 1000) / lengthOf(calls.submit);
     const all = [...calls.submit, ...calls.status];
     const meanCallMs = all.reduce((sum, [s, e]) => sum + (e - s), 0) / all.length;
     return { passMs, capacity, callsPerSecond, meanCallMs, filedPerSecond, decidedPerSecond: (options.items * 1000) / passMs, submits: calls.submit.length, statuses: calls.status.length };
@@ -231,7 +193,7 @@ async function addToWebhook(options: Options) {
       const response = await fetch(`${server.baseUrl}/api/AuthorityRvdm/AddWorkItemCreate`, {
         method: "POST",
         headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
-        body: JSON.stringify({ ...itemRequest(i), webhookUrl: hookUrl }),
+        body: JSON.stringify({ ...registrableItem(`filing-${i}`), webhookUrl: hookUrl }),
       });
       if (response.status !== 200) throw new Error(`add answered ${response.status}: ${await response.text()}`);
       sent.set(((await response.json()) as { workItemId: number }).workItemId, at);

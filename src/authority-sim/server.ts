@@ -7,7 +7,9 @@
  *
  * - `POST /v1/registrations`                      submit one item (Idempotency-Key required)
  * - `GET  /v1/registrations/{applicationNumber}`  its status: pending, registered or rejected; 404 unknown
- * - `GET  /_sim/stats`                            calls per key: tests prove exactly-once with it
+ * - `GET  /_sim/stats`                            calls per key: tests prove exactly-once with it; calls
+ *                                                 in flight (now, the most at once, over time);
+ *                                                 `?keys=false` leaves the per-key counts out
  * - `POST /_sim/config`                           change `{latencyMs, errorRate, outage, decisionDelayMs}`
  *
  * Application and registration numbers carry random parts, so they are unique across restarts
@@ -47,8 +49,20 @@ export interface SimStats {
   /** Distinct items registered (each idempotency key at most once). */
   registrations: number;
   rejections: number;
-  /** Most calls in flight at once: shows a client's concurrency bound. */
+  /** The same figure as `maxInFlight`, under its first name; kept so the stats keep their shape. */
   maxConcurrent: number;
+  /** Calls (submit and status together) in flight now. */
+  inFlight: number;
+  /** The most calls in flight at once since the simulator started (SPEC §14): shows a client's concurrency bound. */
+  maxInFlight: number;
+  /**
+   * Calls in flight integrated over time since the start, in call-milliseconds. Between two reads,
+   * its growth ÷ (capacity × the time between their `readAt`) is the share of the capacity used.
+   */
+  inFlightMs: number;
+  /** When these figures were read: milliseconds since the epoch, with fractions, so that two reads give the time between them. */
+  readAt: number;
+  /** Per idempotency key; `GET /_sim/stats?keys=false` leaves it out (a cheap read of the totals while many keys are known). */
   keys: Record<string, SimKeyStats>;
 }
 
@@ -90,8 +104,16 @@ export async function startAuthoritySim(settings: AuthoritySimSettings, options:
   };
   const byKey = new Map<string, Application>();
   const byNumber = new Map<string, Application>();
-  const stats: SimStats = { requests: 0, statusRequests: 0, registrations: 0, rejections: 0, maxConcurrent: 0, keys: {} };
-  let concurrent = 0;
+  const stats: SimStats = { requests: 0, statusRequests: 0, registrations: 0, rejections: 0, maxConcurrent: 0, inFlight: 0, maxInFlight: 0, inFlightMs: 0, readAt: 0, keys: {} };
+  /** Monotonic time of the last change of `stats.inFlight`, up to which `stats.inFlightMs` is summed. */
+  let summedTo = performance.now();
+  /** Brings the in-flight integral up to now, before the count changes or is read. */
+  const sumInFlight = () => {
+    const at = performance.now();
+    stats.inFlightMs += stats.inFlight * (at - summedTo);
+    summedTo = at;
+    stats.readAt = performance.timeOrigin + at;
+  };
 
   const app: FastifyInstance = Fastify({ logger: false, bodyLimit: 1_048_576 });
 
@@ -110,14 +132,25 @@ export async function startAuthoritySim(settings: AuthoritySimSettings, options:
   }
 
   const counted = <T>(work: () => Promise<T>) => async () => {
-    concurrent += 1;
-    stats.maxConcurrent = Math.max(stats.maxConcurrent, concurrent);
+    sumInFlight();
+    stats.inFlight += 1;
+    stats.maxInFlight = Math.max(stats.maxInFlight, stats.inFlight);
+    stats.maxConcurrent = stats.maxInFlight;
     try {
       return await work();
     } finally {
-      concurrent -= 1;
+      sumInFlight();
+      stats.inFlight -= 1;
     }
   };
+
+  /** The totals as of now, without the per-key counts. */
+  function totals(): Omit<SimStats, "keys"> {
+    sumInFlight();
+    const { keys, ...rest } = stats;
+    void keys;
+    return rest;
+  }
 
   app.post(REGISTRATIONS_PATH, (request, reply) => counted(() => submit(request, reply))());
   app.get(`${REGISTRATIONS_PATH}/:applicationNumber`, (request, reply) => counted(() => status(request, reply))());
@@ -180,7 +213,7 @@ export async function startAuthoritySim(settings: AuthoritySimSettings, options:
     return application.decision;
   }
 
-  app.get("/_sim/stats", async () => stats);
+  app.get("/_sim/stats", async (request) => ((request.query as { keys?: string }).keys === "false" ? totals() : { ...totals(), keys: stats.keys }));
 
   app.post("/_sim/config", async (request, reply) => {
     const patch = (request.body ?? {}) as Partial<Record<keyof SimBehaviour, unknown>>;
@@ -206,7 +239,7 @@ export async function startAuthoritySim(settings: AuthoritySimSettings, options:
   return {
     url: address,
     behaviour,
-    stats: () => structuredClone(stats),
+    stats: () => structuredClone({ ...totals(), keys: stats.keys }),
     close: () => app.close(),
   };
 }
