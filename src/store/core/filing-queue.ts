@@ -8,11 +8,15 @@
  * at again (its ready_at moved on, or it is gone) and the claim goes on with lanes read anew.
  *
  * Locks are taken in one order everywhere: items, then lanes, then batches and companies, then
- * the event sequence (transition.ts). A claim never waits for a lane: it takes lanes in lane
- * order while it claims and in company order when it serves, so two claims waiting for each
- * other's lanes would deadlock. It skips a lane another transaction holds instead (that lane's
- * ready_at stays early, or its turn stays as it was, until the next claim), and waits only for
- * the companies it serves, in company order.
+ * the event sequence (transition.ts). A claim never waits for a lane: it skips a lane another
+ * transaction holds instead (that lane's ready_at stays early, or its turn stays as it was, until
+ * the next claim). Each round of a claim is a transaction of its own that waits, in company
+ * order, only for the company's item counters (moving items to InProgress updates them,
+ * migrations/0009) and then for the companies it serves; it takes lanes only after its items.
+ * Otherwise an outcome (which holds its company's counters and then waits for its lane) and a
+ * claim holding that lane from an earlier round, or two claims taking companies in different
+ * orders, would deadlock. A round that fails leaves the items of the rounds before it held until
+ * their lease runs out, as a worker that died would.
  */
 import type { DatabasePort, Queryable } from "../port.ts";
 import { iso, toDueItem, toItemToPoll, type DueItemRow, type ItemToPollRow } from "../rows.ts";
@@ -55,27 +59,29 @@ export function filingQueueOperations(db: DatabasePort): FilingQueueOperations {
       });
     },
 
-    claimFilingWork(input) {
-      return db.transaction(async (tx) => {
-        const claimed: DueItem[] = [];
-        // Lanes that gave fewer than planned have nothing more for this claim, dropped or not.
-        const dry = new Set<string>();
-        for (let round = 0; round < MAX_CLAIM_ROUNDS && claimed.length < input.limit; round += 1) {
+    async claimFilingWork(input) {
+      const claimed: DueItem[] = [];
+      // Lanes that gave fewer than planned have nothing more for this claim, dropped or not.
+      const dry = new Set<string>();
+      for (let round = 0; round < MAX_CLAIM_ROUNDS && claimed.length < input.limit; round += 1) {
+        const more = await db.transaction(async (tx) => {
           const read = await firstLanes(tx, input.now, input.dueBefore, input.limit - claimed.length + dry.size);
           const lanes = read.filter((lane) => !dry.has(laneKey(lane)));
-          if (lanes.length === 0) break;
+          if (lanes.length === 0) return false;
           const plan = planClaim(lanes, input.limit - claimed.length);
           const wanted = new Map<number, number>();
           for (const lane of plan) wanted.set(lane, (wanted.get(lane) ?? 0) + 1);
+          // Items lane by lane in company order; the lanes that ran dry after all of them.
           const taken = new Map<number, DueItem[]>();
-          for (const [index, count] of wanted) {
+          const ranDry: Lane[] = [];
+          for (const [index, count] of [...wanted].sort(([a], [b]) => compareLaneKeys(lanes[a]!, lanes[b]!))) {
             const items = await claimFromLane(tx, lanes[index]!, count, input);
             taken.set(index, items);
-            if (items.length < count) {
-              const lane = lanes[index]!;
-              dry.add(laneKey(lane));
-              await dropFilingLaneIfEmpty(tx, lane.companyId, lane.workType, lane.deadlineAt, { skipLocked: true });
-            }
+            if (items.length < count) ranDry.push(lanes[index]!);
+          }
+          for (const lane of ranDry) {
+            dry.add(laneKey(lane));
+            await dropFilingLaneIfEmpty(tx, lane.companyId, lane.workType, lane.deadlineAt, { skipLocked: true });
           }
           // The plan's order, skipping the turns of lanes that ran dry; the companies served move
           // to the back before the next round reads lanes again.
@@ -87,9 +93,11 @@ export function filingQueueOperations(db: DatabasePort): FilingQueueOperations {
             served.set(item.companyId, claimed.length - 1);
           }
           await serve(tx, served, Date.parse(input.now));
-        }
-        return claimed;
-      });
+          return true;
+        });
+        if (!more) break;
+      }
+      return claimed;
     },
 
     claimStatusRequests({ owner, dueBefore, leaseExpiresAt, limit }) {
@@ -129,6 +137,9 @@ export function filingQueueOperations(db: DatabasePort): FilingQueueOperations {
 }
 
 const laneKey = (lane: Lane) => `${lane.companyId}\u0000${lane.workType}\u0000${lane.deadlineAt}`;
+/** Company order (the order a claim's writes lock in), then work type and deadline. */
+const compareLaneKeys = (a: Lane, b: Lane) =>
+  a.companyId - b.companyId || (a.workType < b.workType ? -1 : a.workType > b.workType ? 1 : 0) || (a.deadlineAt ?? NO_DEADLINE).localeCompare(b.deadlineAt ?? NO_DEADLINE);
 
 /** Up to `limit` lanes ready by `dueBefore`, in lane order: on time, then late, then without a deadline. */
 async function firstLanes(tx: Queryable, now: string, dueBefore: string, limit: number): Promise<Lane[]> {
