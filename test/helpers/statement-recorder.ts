@@ -4,15 +4,16 @@
  * The store itself is not touched: this watches what reaches the databases.
  *
  * Not tenant statements, and so left out (besides the tests' own connections): transaction control, migrations and their lock, the
- * isolation check, the readiness ping, the process-wide signing key, and the authority's circuit breaker. Statements that look
- * across companies (admin-only ones, and the first step of a sweep) must still name company_id,
- * and are listed by name; every other statement must filter by it (`company_id = …`).
+ * isolation check, the readiness ping, the process-wide signing key, and the authority's circuit breaker and capacity. Statements
+ * that look across companies (admin-only ones, the first step of a sweep, and the filing queue's reads of its lanes) must still
+ * name company_id, and are listed by name; every other statement must filter by it (`company_id = …`).
  */
 import assert from "node:assert/strict";
 import { after } from "node:test";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { SQL } from "../../src/store/core/sql.ts";
+import { FILING_SQL } from "../../src/store/core/sql-filing.ts";
 import { OPS_SQL } from "../../src/store/core/sql-operations.ts";
 import { postgresDialect } from "../../src/store/postgres/postgres-port.ts";
 import { sqliteDialect } from "../../src/store/sqlite/sqlite-port.ts";
@@ -26,6 +27,10 @@ const NOT_TENANT_DATA = [
   /signing_secrets/,
   // The circuit breaker guards the authority for every company at once (SPEC §10).
   /authority_breakers/,
+  // So does the authority's capacity, shared by every worker process (SPEC §14): statements on
+  // its two tables alone.
+  /^\s*(?:INSERT INTO|UPDATE|DELETE FROM)\s+(?:authority_capacity|authority_slots)\b/,
+  /^\s*SELECT\b(?:(?!\bFROM\b)[\s\S])*\bFROM\s+(?:authority_capacity|authority_slots)\b(?:(?!\bJOIN\b|,)[\s\S])*$/,
   /^PRAGMA\b/i,
   // Operators, their credentials, paused work types, the last bot pass and the audit log belong
   // to the people who run the service, not to a company (SPEC §12).
@@ -37,13 +42,20 @@ const NOT_TENANT_DATA = [
 const CROSS_COMPANY: Statement[] = [
   SQL.nextCompanyId,
   SQL.revokeApiKey,
-  SQL.companiesWithBotWork,
   SQL.companiesWithDueDeliveries,
   SQL.pendingDeliveriesByCompany,
   SQL.companiesWithExpiredIdempotencyKeys,
   SQL.companiesWithEndedDeliveries,
   SQL.companiesWithExpiredEvents,
   SQL.plaintextWebhookSecrets,
+  // The filing queue over every company (SPEC §14): which companies have bot work, and the
+  // first lanes in queue order (a row per company with work, not per item); each claim after
+  // them names its company.
+  FILING_SQL.companiesWithBotWork,
+  FILING_SQL.onTimeLanes,
+  FILING_SQL.lateLanes,
+  FILING_SQL.lanesWithoutDeadline,
+  FILING_SQL.dueStatusLanes,
   // Operators see every company (SPEC §12.2).
   OPS_SQL.overviewCompanies,
   OPS_SQL.overviewCounts,

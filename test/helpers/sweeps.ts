@@ -1,24 +1,32 @@
 /**
- * The store's sweeps as the bot and the dispatcher run them, company by company, for tests that
- * drive the store directly: close every Open batch, claim the next batch or due deliveries of
- * any company.
+ * The store's sweeps as the bot and the dispatcher run them, for tests that drive the store
+ * directly: take every company's batches up into the filing queue (a bot pass's first step),
+ * claim the whole queue, and claim due deliveries of any company.
  */
-import type { ClaimedBatch, Store, WebhookDelivery } from "../../src/store/store.ts";
+import type { DueItem, Store, WebhookDelivery } from "../../src/store/store.ts";
 
-export async function closeOpenBatches(store: Store, now: string): Promise<number> {
-  let closed = 0;
-  for (const { companyId, openBatch } of await store.companiesWithBotWork({ dueBefore: now })) {
-    if (openBatch) closed += await store.closeOpenBatches(companyId, now);
+/**
+ * A bot pass's first step, company by company: each company's non-empty Open batches closed and,
+ * with its Closed ones, taken up into the filing queue (their New items due from `now`).
+ * Resolves to how many batches were taken up.
+ */
+export async function queueAll(store: Store, now: string): Promise<number> {
+  let queued = 0;
+  for (const { companyId, toQueue } of await store.companiesWithBotWork()) {
+    if (toQueue) queued += await store.queueBatches(companyId, now);
   }
-  return closed;
+  return queued;
 }
 
-export async function claimNextBatch(store: Store, input: { owner: string; dueBefore: string; leaseExpiresAt: string }): Promise<ClaimedBatch | undefined> {
-  for (const { companyId } of await store.companiesWithBotWork({ dueBefore: input.dueBefore })) {
-    const batch = await store.claimBatch({ companyId, ...input });
-    if (batch) return batch;
+/** Claims for `owner`, `limit` at a time, until the queue gives nothing more due by `dueBefore`; every item claimed, in claim order. */
+export async function claimEverything(store: Store, input: { owner: string; now: string; dueBefore: string; leaseExpiresAt: string; limit?: number }): Promise<DueItem[]> {
+  const { limit = 50, ...claim } = input;
+  const claimed: DueItem[] = [];
+  for (;;) {
+    const items = await store.claimFilingWork({ ...claim, limit });
+    if (items.length === 0) return claimed;
+    claimed.push(...items);
   }
-  return undefined;
 }
 
 export async function claimDueDeliveries(store: Store, input: { owner: string; now: string; leaseExpiresAt: string; limit: number }): Promise<WebhookDelivery[]> {

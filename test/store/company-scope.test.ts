@@ -10,9 +10,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import Database from "better-sqlite3";
-import { SQL } from "../../src/store/core/sql.ts";
+import { FILING_SQL } from "../../src/store/core/sql-filing.ts";
 import { openSqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 import { prepareIntakeStatements } from "../../src/store/sqlite/intake-statements.ts";
+import { postgresDialect } from "../../src/store/postgres/postgres-port.ts";
 import { sqliteDialect } from "../../src/store/sqlite/sqlite-port.ts";
 import { assertScopedByCompany, recordStoreStatements } from "../helpers/statement-recorder.ts";
 
@@ -23,11 +24,27 @@ test("the check refuses a statement without company_id, and one that names it wi
 });
 
 test("cross-company statements are allowed only by name", () => {
-  const discovery = SQL.companiesWithBotWork.text as string;
+  const discovery = FILING_SQL.companiesWithBotWork.text as string;
   assert.doesNotThrow(() => assertScopedByCompany([discovery]));
   assert.throws(() => assertScopedByCompany([`${discovery} `]), /not scoped by company_id/);
-  const claim = SQL.claimBatch.text as (d: typeof sqliteDialect) => string;
-  assert.doesNotThrow(() => assertScopedByCompany([claim(sqliteDialect)]));
+  // The filing queue's first lanes, over every company; the claims from them name their company.
+  const lanes = FILING_SQL.onTimeLanes.text as string;
+  assert.doesNotThrow(() => assertScopedByCompany([lanes, FILING_SQL.lateLanes.text as string, FILING_SQL.dueStatusLanes.text as string]));
+  assert.throws(() => assertScopedByCompany([lanes.replace("LIMIT $4", "LIMIT 10")]), /not scoped by company_id/);
+  const claim = FILING_SQL.claimLane.text as (d: typeof sqliteDialect) => string;
+  assert.doesNotThrow(() => assertScopedByCompany([claim(sqliteDialect), claim(postgresDialect)]));
+});
+
+test("the authority's capacity is not tenant data, but only statements on its own tables are let through as such", () => {
+  const capacity = [FILING_SQL.ensureCapacity, FILING_SQL.lockCapacity, FILING_SQL.capacitySlots, FILING_SQL.heldSlots, FILING_SQL.takeSlot, FILING_SQL.releaseSlot, FILING_SQL.setCapacity];
+  const texts = capacity.flatMap((s) => (typeof s.text === "string" ? [s.text] : [s.text(sqliteDialect), s.text(postgresDialect)]));
+  assert.ok(texts.every((text) => !/\bcompany_id\b/.test(text)), "none of them names a company");
+  // Alone they would fail the check ("no tenant statement was recorded"); with a scoped one they pass.
+  assert.doesNotThrow(() => assertScopedByCompany([...texts, "SELECT status FROM work_items WHERE company_id = $1"]));
+  assert.throws(() => assertScopedByCompany(texts), /no tenant statement was recorded/);
+  assert.throws(() => assertScopedByCompany(["SELECT s.holder FROM authority_slots s JOIN work_items i ON i.claimed_by = s.holder"]), /not scoped by company_id/);
+  assert.throws(() => assertScopedByCompany(["SELECT s.holder FROM authority_slots s, work_items i WHERE i.claimed_by = s.holder"]), /not scoped by company_id/);
+  assert.throws(() => assertScopedByCompany(["UPDATE work_items SET claimed_by = NULL WHERE claimed_by IN (SELECT holder FROM authority_slots)"]), /not scoped by company_id/);
 });
 
 test("the SQLite intake statements (on the writer thread) are scoped by company", async () => {

@@ -11,10 +11,10 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { describe, test } from "node:test";
 import pg from "pg";
 import type { WorkItemView } from "../../src/domain/views.ts";
-import type { ClaimedBatch, FeedEvent, ListEventsQuery, Store } from "../../src/store/store.ts";
+import type { FeedEvent, ItemClaim, ListEventsQuery, Store } from "../../src/store/store.ts";
 import { availableBackends, openFreshStore, type Backend } from "../helpers/backends.ts";
 import { recordStoreStatements } from "../helpers/statement-recorder.ts";
-import { claimDueDeliveries, claimNextBatch, closeOpenBatches } from "../helpers/sweeps.ts";
+import { claimDueDeliveries, claimEverything, queueAll } from "../helpers/sweeps.ts";
 import { addItems } from "../helpers/store-items.ts";
 import { waitUntil } from "../helpers/waiting.ts";
 
@@ -22,7 +22,6 @@ import { waitUntil } from "../helpers/waiting.ts";
 recordStoreStatements();
 
 const at = (seconds: number) => new Date(Date.UTC(2026, 10, 21, 12, 0, seconds)).toISOString();
-const lease = { leaseExpiresAt: at(600) };
 const result = { registrationNumber: "RVDM-2026-1", registeredAt: at(30) };
 const rejected = { code: "AUTHORITY_REJECTED", message: "no", details: [{ field: "exportDate", message: "in the past" }] };
 
@@ -30,13 +29,12 @@ async function addItem(store: Store, companyId: number, webhookUrl: string | nul
   return (await addItems(store, companyId, 1, webhookUrl, deadlineAt ? [deadlineAt] : []))[0]!.workItemId;
 }
 
-/** Closes the company's Open batch and claims it, its items taken (InProgress). */
-async function claimAll(store: Store, owner: string): Promise<ClaimedBatch> {
-  await closeOpenBatches(store, at(1));
-  const batch = await claimNextBatch(store, { owner, dueBefore: at(1), ...lease });
-  assert.ok(batch);
-  await store.takeDueItems(batch, { now: at(2), dueBefore: at(1), limit: 1000, ...lease });
-  return batch;
+/** Takes every Open batch up and claims every item due for `owner` (InProgress); the claims of the items, by id. */
+async function claimAll(store: Store, owner: string): Promise<Map<number, ItemClaim>> {
+  await queueAll(store, at(1));
+  const items = await claimEverything(store, { owner, now: at(2), dueBefore: at(1), leaseExpiresAt: at(600) });
+  assert.ok(items.length > 0);
+  return new Map(items.map((item) => [item.workItemId, { companyId: item.companyId, workItemId: item.workItemId, owner }]));
 }
 
 async function withStore(backend: Backend, body: (store: Store, databaseUrl: string) => Promise<void>): Promise<void> {
@@ -72,18 +70,23 @@ for (const backend of await availableBackends()) {
       const quiet = await addItem(store, 1, null, at(50));
       const theirs = await addItem(store, 2, "https://hooks.example/b");
       assert.equal(await store.flagDeadlinesAtRisk(1, { riskBefore: at(100), now: at(1) }), 1);
-      const batches = [await claimAll(store, "w1"), await claimAll(store, "w2")];
-      const batchOf = (companyId: number) => batches.find((b) => b.companyId === companyId)!;
-      for (const [companyId, id] of [[1, hooked], [1, quiet], [2, theirs]] as const) {
+      const claims = await claimAll(store, "w1");
+      assert.deepEqual([...claims.keys()].sort((a, b) => a - b), [hooked, quiet, theirs]);
+      const claim = (id: number) => claims.get(id)!;
+      for (const id of [hooked, quiet, theirs]) {
         const submitted = { kind: "submitted" as const, applicationNumber: `A-${id}`, submittedAt: at(3), nextPollAt: at(4) };
-        assert.equal(await store.recordItemOutcome(batchOf(companyId), id, submitted, { now: at(3), ...lease }), true);
+        assert.equal(await store.recordItemOutcome(claim(id), submitted, { now: at(3) }), true);
       }
-      const pending = { kind: "pending" as const, nextPollAt: at(20), lastError: null };
-      assert.equal(await store.recordItemOutcome(batchOf(1), hooked, pending, { now: at(5), ...lease }), true);
-      assert.equal(await store.recordItemOutcome(batchOf(1), hooked, pending, { now: at(6), ...lease }), true, "a second pending answer emits nothing");
-      assert.equal(await store.recordItemOutcome(batchOf(1), quiet, { kind: "failed", decided: true, error: rejected }, { now: at(7), ...lease }), true);
-      assert.equal(await store.recordItemOutcome(batchOf(1), hooked, { kind: "succeeded", result }, { now: at(30), ...lease }), true);
-      assert.equal(await store.recordItemOutcome(batchOf(2), theirs, { kind: "succeeded", result }, { now: at(8), ...lease }), true);
+      const polls = await store.claimStatusRequests({ owner: "w1", dueBefore: at(4), leaseExpiresAt: at(600), limit: 10 });
+      assert.deepEqual(polls.map((i) => i.workItemId).sort((a, b) => a - b), [hooked, quiet, theirs]);
+      const pending = { kind: "pending" as const, nextPollAt: at(5), lastError: null };
+      assert.equal(await store.recordItemOutcome(claim(hooked), pending, { now: at(5) }), true);
+      assert.equal((await store.claimStatusRequests({ owner: "w1", dueBefore: at(5), leaseExpiresAt: at(600), limit: 10 })).length, 1);
+      assert.equal(await store.recordItemOutcome(claim(hooked), pending, { now: at(6) }), true, "a second pending answer emits nothing");
+      assert.equal((await store.claimStatusRequests({ owner: "w1", dueBefore: at(6), leaseExpiresAt: at(600), limit: 10 })).length, 1);
+      assert.equal(await store.recordItemOutcome(claim(quiet), { kind: "failed", decided: true, error: rejected }, { now: at(7) }), true);
+      assert.equal(await store.recordItemOutcome(claim(hooked), { kind: "succeeded", result }, { now: at(30) }), true);
+      assert.equal(await store.recordItemOutcome(claim(theirs), { kind: "succeeded", result }, { now: at(8) }), true);
 
       const mine = await feedOf(store, 1);
       assert.deepEqual(mine.map((e) => [e.position, e.type, e.data.workItemId, e.timestamp]), [
@@ -119,15 +122,16 @@ for (const backend of await availableBackends()) {
 
     test("concurrent writers and a polling reader: the reader gets every event once, in commit order, without gaps", () => withStore(backend, async (store) => {
       const count = 40;
-      // Two batches, so on PostgreSQL the writers hold different batch leases and race for the feed alone.
+      // Two batches, their items held by two owners' claims: every outcome is a writer of its own.
       const ids = [];
       for (let i = 0; i < count / 2; i++) ids.push(await addItem(store, 1, i % 2 === 0 ? "https://hooks.example/a" : null));
       const first = await claimAll(store, "w1");
       for (let i = 0; i < count / 2; i++) ids.push(await addItem(store, 1, null));
       const second = await claimAll(store, "w2");
+      assert.deepEqual([first.size, second.size], [count / 2, count / 2]);
       const reader = pollUntil(store, 1, count, 3);
       const writes = ids.map((id, index) =>
-        store.recordItemOutcome(index < count / 2 ? first : second, id, index % 3 === 0 ? { kind: "failed", decided: true, error: rejected } : { kind: "succeeded", result }, { now: at(10), ...lease }),
+        store.recordItemOutcome((first.get(id) ?? second.get(id))!, index % 3 === 0 ? { kind: "failed", decided: true, error: rejected } : { kind: "succeeded", result }, { now: at(10) }),
       );
       assert.deepEqual(await Promise.all(writes), ids.map(() => true));
       const seen = await reader;
@@ -139,13 +143,13 @@ for (const backend of await availableBackends()) {
     if (backend.name === "postgres") {
       test("a writer that commits late is never skipped: its event waits for it, and so does every later one of its company", () =>
         withStore(backend, async (store, databaseUrl) => {
-          // Two batches of company 1 (different leases), one of company 2.
+          // Two batches of company 1 (held by different owners), one of company 2.
           const slow = await addItem(store, 1, "https://hooks.example/slow");
-          const slowBatch = await claimAll(store, "w1");
+          const slowClaim = (await claimAll(store, "w1")).get(slow)!;
           const fast = await addItem(store, 1, null);
-          const fastBatch = await claimAll(store, "w2");
+          const fastClaim = (await claimAll(store, "w2")).get(fast)!;
           const other = await addItem(store, 2, null);
-          const otherBatch = await claimAll(store, "w3");
+          const otherClaim = (await claimAll(store, "w3")).get(other)!;
 
           // Test instrumentation in this test's schema: inserting the slow item's event waits for
           // an advisory lock the test holds, so its transaction stays open after taking position 1.
@@ -165,10 +169,10 @@ for (const backend of await availableBackends()) {
                 return Number(rows[0]!.n) === count;
               });
 
-            const slowWrite = store.recordItemOutcome(slowBatch, slow, { kind: "succeeded", result }, { now: at(10), ...lease });
+            const slowWrite = store.recordItemOutcome(slowClaim, { kind: "succeeded", result }, { now: at(10) });
             await lockWaiters("the slow writer to hold position 1", 1);
-            const fastWrite = store.recordItemOutcome(fastBatch, fast, { kind: "succeeded", result }, { now: at(11), ...lease });
-            await lockWaiters("the fast writer to wait for the company's next position", 2);
+            const fastWrite = store.recordItemOutcome(fastClaim, { kind: "succeeded", result }, { now: at(11) });
+            await lockWaiters("the fast writer to wait for the slow one", 2);
 
             // A reader polls while the slow transaction is open: nothing of company 1 is visible,
             // so its cursor cannot move past the slow event.
@@ -177,7 +181,7 @@ for (const backend of await availableBackends()) {
             assert.deepEqual(polled, []);
             assert.equal((await store.getWorkItem(1, fast))?.status, "InProgress", "the fast writer has not committed either");
             // Another company is not held up by it.
-            assert.equal(await store.recordItemOutcome(otherBatch, other, { kind: "succeeded", result }, { now: at(12), ...lease }), true);
+            assert.equal(await store.recordItemOutcome(otherClaim, { kind: "succeeded", result }, { now: at(12) }), true);
             assert.deepEqual((await feedOf(store, 2)).map((e) => [e.position, e.data.workItemId]), [[1, other]]);
             await sleep(100);
             assert.deepEqual(await feedOf(store, 1), [], "still nothing while the slow writer is open");

@@ -1,19 +1,26 @@
 /**
- * Store contract for the lifecycle methods (cancel, batch leases, item outcomes, webhook
- * outbox), run against every backend on a real database.
+ * Store contract for the lifecycle methods (cancel, the filing queue's item claims and their
+ * outcomes, status requests, the breaker and the authority's capacity, webhook outbox), run
+ * against every backend on a real database.
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { Store } from "../../src/store/store.ts";
+import type { DueItem, SlotRequest, Store } from "../../src/store/store.ts";
 import { availableBackends, openFreshStore, type Backend } from "../helpers/backends.ts";
 import { addItems } from "../helpers/store-items.ts";
-import { claimDueDeliveries, claimNextBatch, closeOpenBatches } from "../helpers/sweeps.ts";
+import { claimDueDeliveries, queueAll } from "../helpers/sweeps.ts";
 import { recordStoreStatements } from "../helpers/statement-recorder.ts";
 
 // Every statement these tests make the store send must name its company (checked at the end).
 recordStoreStatements();
 
 const at = (seconds: number) => new Date(Date.UTC(2026, 10, 21, 12, 0, seconds)).toISOString();
+
+const idsOf = (items: ReadonlyArray<{ workItemId: number }>) => items.map((item) => item.workItemId);
+
+/** One claim from the filing queue at second `now`, due by `dueBefore` (default `now`), held until second `lease`. */
+const claim = (store: Store, owner: string, input: { now: number; dueBefore?: number; lease: number; limit?: number }): Promise<DueItem[]> =>
+  store.claimFilingWork({ owner, now: at(input.now), dueBefore: at(input.dueBefore ?? input.now), leaseExpiresAt: at(input.lease), limit: input.limit ?? 9 });
 
 /** Each test gets its own empty store, so one test's batches never show up in another's claims. */
 async function withStore(backend: Backend, body: (store: Store) => Promise<void>): Promise<void> {
@@ -39,10 +46,10 @@ for (const backend of await availableBackends()) {
       assert.equal(again.kind, "conflict");
       assert.equal((await store.cancelWorkItem(2, b!.workItemId, at(2))).kind, "notFound");
       assert.equal((await store.cancelWorkItem(1, 999_999, at(2))).kind, "notFound");
-      await closeOpenBatches(store, at(3));
-      const closed = await store.cancelWorkItem(1, b!.workItemId, at(4));
-      assert.equal(closed.kind, "conflict");
-      assert.equal(closed.kind === "conflict" && closed.batchStatus, "Closed");
+      await queueAll(store, at(3));
+      const queued = await store.cancelWorkItem(1, b!.workItemId, at(4));
+      assert.equal(queued.kind, "conflict");
+      assert.equal(queued.kind === "conflict" && queued.batchStatus, "Processing", "the bot took the batch up");
       assert.equal((await store.getWorkItem(1, b!.workItemId))?.status, "New");
       assert.deepEqual((await store.getWorkBatch(1, a!.workBatchId))?.counts, { new: 1, inProgress: 0, submitted: 0, successful: 0, failed: 0, cancelled: 1 });
     }));
@@ -50,26 +57,26 @@ for (const backend of await availableBackends()) {
     test("listWorkItems by status follows items through every batch state, newest first, with a cursor", () => withStore(backend, async (store) => {
       const statusOf = async (status: string, beforeWorkItemId?: number) =>
         (await store.listWorkItems(3, { limit: 50, status: status as never, ...(beforeWorkItemId ? { beforeWorkItemId } : {}) })).map((i) => i.workItemId);
+      const held = (id: number) => ({ companyId: 3, workItemId: id, owner: "w" });
       // Batch 1 is completed: one item Successful, one Failed. Batch 2 is Processing with one item
-      // back to New for a retry and one Successful. Batch 3 is Closed, batch 4 Open: all New.
+      // back to New for a retry and one Successful. Batch 3 is queued (Processing, nothing
+      // claimed), batch 4 Open: all New.
       const first = await addItems(store, 3, 2);
-      await closeOpenBatches(store, at(1));
-      const claimed1 = (await claimNextBatch(store, { owner: "w", dueBefore: at(1), leaseExpiresAt: at(60) }))!;
-      await store.takeDueItems(claimed1, { now: at(2), dueBefore: at(2), limit: 10, leaseExpiresAt: at(60) });
+      await queueAll(store, at(1));
+      assert.deepEqual(idsOf(await claim(store, "w", { now: 2, lease: 60 })), idsOf(first));
       const result = { registrationNumber: "R-1", registeredAt: at(3) };
       const error = { code: "AUTHORITY_REJECTED", message: "no", details: [] };
-      await store.recordItemOutcome(claimed1, first[0]!.workItemId, { kind: "succeeded", result }, { now: at(3), leaseExpiresAt: at(60) });
-      await store.recordItemOutcome(claimed1, first[1]!.workItemId, { kind: "failed", error }, { now: at(3), leaseExpiresAt: at(60) });
-      assert.equal(await store.finishBatch(claimed1, { now: at(4) }), "completed");
+      assert.equal(await store.recordItemOutcome(held(first[0]!.workItemId), { kind: "succeeded", result }, { now: at(3) }), true);
+      assert.equal(await store.recordItemOutcome(held(first[1]!.workItemId), { kind: "failed", error }, { now: at(3) }), true);
+      assert.equal((await store.getWorkBatch(3, first[0]!.workBatchId))?.status, "Completed");
       const second = await addItems(store, 3, 2);
-      await closeOpenBatches(store, at(5));
-      const claimed2 = (await claimNextBatch(store, { owner: "w", dueBefore: at(5), leaseExpiresAt: at(60) }))!;
-      await store.takeDueItems(claimed2, { now: at(6), dueBefore: at(6), limit: 10, leaseExpiresAt: at(60) });
-      await store.recordItemOutcome(claimed2, second[0]!.workItemId, { kind: "retried", nextAttemptAt: at(30), lastError: "503" }, { now: at(7), leaseExpiresAt: at(60) });
-      await store.recordItemOutcome(claimed2, second[1]!.workItemId, { kind: "succeeded", result }, { now: at(7), leaseExpiresAt: at(60) });
-      assert.equal(await store.finishBatch(claimed2, { now: at(8) }), "pending");
+      await queueAll(store, at(5));
+      assert.deepEqual(idsOf(await claim(store, "w", { now: 6, lease: 60 })), idsOf(second));
+      assert.equal(await store.recordItemOutcome(held(second[0]!.workItemId), { kind: "retried", nextAttemptAt: at(30), lastError: "503" }, { now: at(7) }), true);
+      assert.equal(await store.recordItemOutcome(held(second[1]!.workItemId), { kind: "succeeded", result }, { now: at(7) }), true);
+      assert.equal((await store.getWorkBatch(3, second[0]!.workBatchId))?.status, "Processing");
       const third = await addItems(store, 3, 2);
-      await closeOpenBatches(store, at(9));
+      await queueAll(store, at(9));
       const fourth = await addItems(store, 3, 2);
       await addItems(store, 4, 1); // another company's New item never shows
 
@@ -87,122 +94,193 @@ for (const backend of await availableBackends()) {
       assert.deepEqual(await statusOf("New"), newIds.slice(1));
     }));
 
-    test("batch leases: one claimer at a time, expired leases are taken over, writes of the old owner are fenced off", () => withStore(backend, async (store) => {
+    test("item claims: held until their lease runs out, then taken over; the first owner's writes are refused; a retry waits for its backoff", () => withStore(backend, async (store) => {
       const keys = await addItems(store, 2, 3, "https://hooks.example/x");
-      assert.equal(await closeOpenBatches(store, at(10)), 1);
-      const first = await claimNextBatch(store, { owner: "w1", dueBefore: at(10), leaseExpiresAt: at(40) });
-      assert.ok(first);
-      assert.equal(first.workBatchId, keys[0]!.workBatchId);
-      assert.equal((await store.getWorkBatch(2, first.workBatchId))?.status, "Processing");
-      assert.equal(await claimNextBatch(store, { owner: "w2", dueBefore: at(20), leaseExpiresAt: at(50) }), undefined, "a held lease is not claimable");
+      const ids = idsOf(keys);
+      const batchId = keys[0]!.workBatchId;
+      const held = (owner: string, id: number) => ({ companyId: 2, workItemId: id, owner });
+      assert.deepEqual(await claim(store, "w0", { now: 9, lease: 39 }), [], "an Open batch's items are not in the queue yet");
+      assert.deepEqual(await store.companiesWithBotWork(), [{ companyId: 2, toQueue: true }]);
+      assert.equal(await queueAll(store, at(10)), 1);
+      const queued = await store.getWorkBatch(2, batchId);
+      assert.deepEqual([queued?.status, queued?.closedAt, queued?.completedAt], ["Processing", at(10), null]);
+      assert.deepEqual(await store.companiesWithBotWork(), [{ companyId: 2, toQueue: false }], "nothing to take up, but its deadlines are still watched");
 
-      const taken = await store.takeDueItems(first, { now: at(11), dueBefore: at(10), limit: 2, leaseExpiresAt: at(41) });
-      assert.deepEqual(taken?.map((i) => i.workItemId), [keys[0]!.workItemId, keys[1]!.workItemId]);
-      assert.equal(taken?.[0]?.request.customerReference, "ORDER-1");
-      assert.equal((await store.getWorkItem(2, keys[0]!.workItemId))?.status, "InProgress");
+      const first = await claim(store, "w1", { now: 11, dueBefore: 10, lease: 40, limit: 2 });
+      assert.deepEqual(idsOf(first), ids.slice(0, 2), "intake order");
+      assert.deepEqual(first.map((i) => [i.companyId, i.workBatchId, i.attempts, i.deadlineAt, i.request.customerReference]), [
+        [2, batchId, 0, null, "ORDER-1"],
+        [2, batchId, 0, null, "ORDER-1"],
+      ]);
+      assert.equal((await store.getWorkItem(2, ids[0]!))?.status, "InProgress");
+      assert.deepEqual(idsOf(await claim(store, "w2", { now: 20, lease: 50 })), [ids[2]], "held items are not claimed again");
+      assert.deepEqual(await claim(store, "w3", { now: 39, lease: 69 }), [], "every item is held until its lease runs out");
 
-      // w1 dies; after its lease w2 takes the batch and gets the InProgress items again.
-      const second = await claimNextBatch(store, { owner: "w2", dueBefore: at(45), leaseExpiresAt: at(75) });
-      assert.equal(second?.workBatchId, first.workBatchId);
-      assert.equal(second?.leaseOwner, "w2");
+      // w1 dies. Once its lease ran out, w3 takes its items over (w2's are still held), and
+      // anything w1 would still write is refused.
+      const takenOver = await claim(store, "w3", { now: 45, lease: 75 });
+      assert.deepEqual(takenOver.map((i) => [i.workItemId, i.attempts]), [[ids[0], 0], [ids[1], 0]]);
       const result = { registrationNumber: "RVDM-1", registeredAt: at(46) };
-      assert.equal(await store.recordItemOutcome(first, keys[0]!.workItemId, { kind: "succeeded", result }, { now: at(46), leaseExpiresAt: at(80) }), false);
-      assert.equal(await store.takeDueItems(first, { now: at(46), dueBefore: at(45), limit: 9, leaseExpiresAt: at(80) }), undefined);
-      assert.equal(await store.finishBatch(first, { now: at(46) }), "leaseLost");
-      assert.equal((await store.getWorkItem(2, keys[0]!.workItemId))?.status, "InProgress", "the fenced write changed nothing");
+      assert.equal(await store.recordItemOutcome(held("w1", ids[0]!), { kind: "succeeded", result }, { now: at(46) }), false);
+      assert.equal(await store.releaseItems([held("w1", ids[0]!), held("w1", ids[1]!)], { now: at(46), reason: "stopping" }), 0, "nor can it give them back");
+      const untouched = await store.getWorkItem(2, ids[0]!);
+      assert.deepEqual([untouched?.status, untouched?.result, untouched?.updatedAt], ["InProgress", null, at(45)], "the refused writes changed nothing");
+      assert.equal(await store.recordItemOutcome({ companyId: 1, workItemId: ids[0]!, owner: "w3" }, { kind: "succeeded", result }, { now: at(46) }), false, "an id of another company");
 
-      const resumed = await store.takeDueItems(second!, { now: at(46), dueBefore: at(45), limit: 9, leaseExpiresAt: at(80) });
-      assert.deepEqual(resumed?.map((i) => i.workItemId), keys.map((k) => k.workItemId));
-      assert.equal(await store.recordItemOutcome(second!, keys[0]!.workItemId, { kind: "succeeded", result }, { now: at(47), leaseExpiresAt: at(80) }), true);
+      assert.equal(await store.recordItemOutcome(held("w3", ids[0]!), { kind: "succeeded", result }, { now: at(47) }), true);
       const error = { code: "AUTHORITY_REJECTED", message: "no", details: [{ field: "senderChamberOfCommerceNo", message: "8 digits" }] };
-      assert.equal(await store.recordItemOutcome(second!, keys[1]!.workItemId, { kind: "failed", error }, { now: at(47), leaseExpiresAt: at(80) }), true);
-      assert.equal(
-        await store.recordItemOutcome(second!, keys[2]!.workItemId, { kind: "retried", nextAttemptAt: at(90), lastError: "503" }, { now: at(47), leaseExpiresAt: at(80) }),
-        true,
-      );
-      assert.equal(await store.recordItemOutcome(second!, keys[0]!.workItemId, { kind: "succeeded", result }, { now: at(48), leaseExpiresAt: at(80) }), false, "only InProgress items move");
+      assert.equal(await store.recordItemOutcome(held("w3", ids[1]!), { kind: "failed", error }, { now: at(47) }), true);
+      // w2's lease ran out at 50, but nobody took its item over: its claim still holds.
+      assert.equal(await store.recordItemOutcome(held("w2", ids[2]!), { kind: "retried", nextAttemptAt: at(90), lastError: "503" }, { now: at(52) }), true);
+      assert.equal(await store.recordItemOutcome(held("w3", ids[0]!), { kind: "succeeded", result }, { now: at(48) }), false, "the claim ended with its outcome");
+      assert.equal(await store.recordItemOutcome(held("w2", ids[2]!), { kind: "retried", nextAttemptAt: at(90), lastError: "503" }, { now: at(53) }), false, "so did this one");
 
-      const succeeded = await store.getWorkItem(2, keys[0]!.workItemId);
+      const succeeded = await store.getWorkItem(2, ids[0]!);
       assert.deepEqual([succeeded?.status, succeeded?.result, succeeded?.completedAt], ["Successful", result, at(47)]);
-      const failed = await store.getWorkItem(2, keys[1]!.workItemId);
+      const failed = await store.getWorkItem(2, ids[1]!);
       assert.deepEqual([failed?.status, failed?.error, failed?.attempts], ["Failed", error, 0]);
-      const retried = await store.getWorkItem(2, keys[2]!.workItemId);
+      const retried = await store.getWorkItem(2, ids[2]!);
       assert.deepEqual([retried?.status, retried?.attempts, retried?.completedAt], ["New", 1, null]);
+      assert.equal((await store.getWorkBatch(2, batchId))?.status, "Processing", "one item still to finish");
 
-      // Not due yet: nothing to take; the batch is released until the retry is due.
-      assert.deepEqual(await store.takeDueItems(second!, { now: at(48), dueBefore: at(45), limit: 9, leaseExpiresAt: at(80) }), []);
-      assert.equal(await store.finishBatch(second!, { now: at(48) }), "pending");
-      assert.equal(await claimNextBatch(store, { owner: "w3", dueBefore: at(89), leaseExpiresAt: at(120) }), undefined, "asleep until next_run_at");
-      const third = await claimNextBatch(store, { owner: "w3", dueBefore: at(90), leaseExpiresAt: at(120) });
-      assert.equal(third?.workBatchId, first.workBatchId);
-      const due = await store.takeDueItems(third!, { now: at(91), dueBefore: at(90), limit: 9, leaseExpiresAt: at(120) });
-      assert.deepEqual(due?.map((i) => [i.workItemId, i.attempts]), [[keys[2]!.workItemId, 1]]);
+      // Back in the queue, but not before its backoff is over.
+      assert.deepEqual(await claim(store, "w4", { now: 89, lease: 120 }), []);
+      const due = await claim(store, "w4", { now: 90, lease: 120 });
+      assert.deepEqual(due.map((i) => [i.workItemId, i.attempts]), [[ids[2], 1]]);
       const unavailable = { code: "AUTHORITY_UNAVAILABLE", message: "down", details: [] };
-      await store.recordItemOutcome(third!, keys[2]!.workItemId, { kind: "failed", error: unavailable, transient: true, lastError: "503" }, { now: at(92), leaseExpiresAt: at(120) });
-      assert.equal((await store.getWorkItem(2, keys[2]!.workItemId))?.attempts, 2);
-      assert.equal(await store.finishBatch(third!, { now: at(93) }), "completed");
-      const batch = await store.getWorkBatch(2, first.workBatchId);
-      assert.deepEqual([batch?.status, batch?.completedAt, batch?.counts], ["Completed", at(93), { new: 0, inProgress: 0, submitted: 0, successful: 1, failed: 2, cancelled: 0 }]);
+      assert.equal(await store.recordItemOutcome(held("w4", ids[2]!), { kind: "failed", error: unavailable, transient: true, lastError: "503" }, { now: at(92) }), true);
+      assert.equal((await store.getWorkItem(2, ids[2]!))?.attempts, 2);
+      const batch = await store.getWorkBatch(2, batchId);
+      assert.deepEqual([batch?.status, batch?.completedAt, batch?.counts], ["Completed", at(92), { new: 0, inProgress: 0, submitted: 0, successful: 1, failed: 2, cancelled: 0 }], "it completes with its last item");
+      assert.deepEqual(await store.companiesWithBotWork(), []);
+      assert.deepEqual(await claim(store, "w5", { now: 1000, lease: 1100 }), [], "nothing left in the queue");
 
       // Each terminal item with a webhook URL left exactly one outbox row; the retry left none.
       const deliveries = await claimDueDeliveries(store, { owner: "d1", now: at(100), leaseExpiresAt: at(160), limit: 50 });
       assert.deepEqual(deliveries.map((d) => [d.workItemId, d.eventType]).sort(), [
-        [keys[0]!.workItemId, "workitem.succeeded"],
-        [keys[1]!.workItemId, "workitem.failed"],
-        [keys[2]!.workItemId, "workitem.failed"],
+        [ids[0], "workitem.succeeded"],
+        [ids[1], "workitem.failed"],
+        [ids[2], "workitem.failed"],
       ].sort());
       assert.ok(deliveries.every((d) => /^msg_[0-9a-f]{32}$/.test(d.eventId) && d.url === "https://hooks.example/x" && d.attempts === 0));
     }));
 
-    test("two stages: earliest deadline first, Submitted until decided, workitem.submitted on the first pending answer only", () => withStore(backend, async (store) => {
-      const keys = await addItems(store, 4, 3, "https://hooks.example/x", [at(300), at(100), at(200)]);
-      const ids = keys.map((k) => k.workItemId);
-      await closeOpenBatches(store, at(1));
-      const batch = (await claimNextBatch(store, { owner: "w1", dueBefore: at(1), leaseExpiresAt: at(60) }))!;
-      const due = await store.takeDueItems(batch, { now: at(2), dueBefore: at(1), limit: 9, leaseExpiresAt: at(60) });
-      assert.deepEqual(due?.map((i) => i.workItemId), [ids[1], ids[2], ids[0]], "earliest deadline first");
-      assert.deepEqual(due?.map((i) => i.deadlineAt), [at(100), at(200), at(300)]);
+    test("releaseItems: a call not made puts its item back due at once, in its place, without spending an attempt", () => withStore(backend, async (store) => {
+      const ids = idsOf(await addItems(store, 1, 3));
+      const held = (owner: string) => ({ companyId: 1, workItemId: ids[0]!, owner });
+      await queueAll(store, at(1));
+      assert.deepEqual(idsOf(await claim(store, "w1", { now: 2, lease: 60, limit: 1 })), [ids[0]]);
+      assert.equal(await store.recordItemOutcome(held("w1"), { kind: "retried", nextAttemptAt: at(10), lastError: "503" }, { now: at(3) }), true);
+      assert.deepEqual(idsOf(await claim(store, "w1", { now: 4, lease: 60, limit: 1 })), [ids[1]], "in backoff, the first item gives way");
+      const [again] = await claim(store, "w1", { now: 10, lease: 60, limit: 1 });
+      assert.deepEqual([again?.workItemId, again?.attempts], [ids[0], 1], "its backoff over, it is back at its place, before later items");
 
-      const lease = { leaseExpiresAt: at(60) };
+      assert.equal(await store.releaseItems([held("w2")], { now: at(11), reason: "the authority's circuit breaker is open" }), 0, "only its holder gives it back");
+      assert.equal(await store.releaseItems([], { now: at(11), reason: "nothing" }), 0);
+      assert.equal(await store.releaseItems([held("w1")], { now: at(12), reason: "the authority's circuit breaker is open" }), 1);
+      const released = await store.getWorkItem(1, ids[0]!);
+      assert.deepEqual([released?.status, released?.attempts, released?.updatedAt, released?.completedAt], ["New", 1, at(12), null]);
+      assert.equal(await store.recordItemOutcome(held("w1"), { kind: "retried", nextAttemptAt: at(99), lastError: "late" }, { now: at(13) }), false, "a released claim is over");
+
+      const [retaken] = await claim(store, "w3", { now: 12, lease: 60, limit: 1 });
+      assert.deepEqual([retaken?.workItemId, retaken?.attempts], [ids[0], 1], "due at once, ahead of the item still waiting");
+      assert.equal(await store.releaseItems([held("w1")], { now: at(13), reason: "stopping" }), 0, "w3 holds it now");
+      const { timeline } = (await store.getWorkItemTimeline(ids[0]!))!;
+      assert.ok(timeline.some((e) => e.kind === "status" && e.status === "New" && /the authority's circuit breaker is open/.test(e.detail ?? "")), "the timeline says why it was not filed");
+    }));
+
+    test("two stages: on-time deadlines first, earliest first, then late ones; Submitted until decided; workitem.submitted on the first pending answer only", () => withStore(backend, async (store) => {
+      const keys = await addItems(store, 4, 4, "https://hooks.example/x", [at(300), at(100), at(200), at(50)]);
+      const ids = idsOf(keys);
+      const held = (owner: string, id: number) => ({ companyId: 4, workItemId: id, owner });
+      await queueAll(store, at(1));
+      const due = await claim(store, "w1", { now: 60, lease: 600 });
+      assert.deepEqual(idsOf(due), [ids[1], ids[2], ids[0], ids[3]], "on time by earliest deadline; the late item last");
+      assert.deepEqual(due.map((i) => i.deadlineAt), [at(100), at(200), at(300), at(50)]);
+
       for (const [index, id] of ids.entries()) {
-        const submitted = { kind: "submitted" as const, applicationNumber: `RVDM-A-${index}`, submittedAt: at(3), nextPollAt: at(3) };
-        assert.equal(await store.recordItemOutcome(batch, id!, submitted, { now: at(3), ...lease }), true);
+        const submitted = { kind: "submitted" as const, applicationNumber: `RVDM-A-${index}`, submittedAt: at(61), nextPollAt: at(61) };
+        assert.equal(await store.recordItemOutcome(held("w1", id), submitted, { now: at(61) }), true);
       }
       const view = await store.getWorkItem(4, ids[0]!);
-      assert.deepEqual([view?.status, view?.authority], ["Submitted", { applicationNumber: "RVDM-A-0", registrationNumber: null, submittedAt: at(3), decidedAt: null }]);
+      assert.deepEqual([view?.status, view?.authority], ["Submitted", { applicationNumber: "RVDM-A-0", registrationNumber: null, submittedAt: at(61), decidedAt: null }]);
+      assert.equal(await store.recordItemOutcome(held("w1", ids[0]!), { kind: "pending", nextPollAt: at(70), lastError: null }, { now: at(61) }), false, "a status request needs its own claim");
 
-      const toPoll = await store.submittedItemsDue(batch, { dueBefore: at(4), afterWorkItemId: 0, limit: 2, ...lease });
-      assert.deepEqual(toPoll?.map((i) => [i.workItemId, i.applicationNumber, i.polls]), [[ids[0], "RVDM-A-0", 0], [ids[1], "RVDM-A-1", 0]], "a page in id order");
-      const rest = await store.submittedItemsDue(batch, { dueBefore: at(4), afterWorkItemId: ids[1]!, limit: 2, ...lease });
-      assert.deepEqual(rest?.map((i) => i.workItemId), [ids[2]]);
+      const polls = (owner: string, dueBefore: number, limit = 9) => store.claimStatusRequests({ owner, dueBefore: at(dueBefore), leaseExpiresAt: at(dueBefore + 100), limit });
+      const toPoll = await polls("w1", 62, 3);
+      assert.deepEqual(toPoll.map((i) => [i.workItemId, i.applicationNumber, i.polls, i.companyId, i.workBatchId]), [0, 1, 2].map((n) => [ids[n], `RVDM-A-${n}`, 0, 4, keys[0]!.workBatchId]));
+      assert.deepEqual((await polls("w2", 62)).map((i) => i.workItemId), [ids[3]], "items held for a status request are not claimed again");
 
-      // Item 0: pending twice, then registered. Item 1: rejected. Item 2: stays pending.
-      assert.equal(await store.recordItemOutcome(batch, ids[0]!, { kind: "pending", nextPollAt: at(10), lastError: null }, { now: at(5), ...lease }), true);
-      assert.deepEqual(await store.submittedItemsDue(batch, { dueBefore: at(9), afterWorkItemId: ids[0]! - 1, limit: 1, ...lease }).then((r) => r?.map((i) => i.workItemId)), [ids[1]], "not due before its next poll");
-      assert.equal(await store.recordItemOutcome(batch, ids[0]!, { kind: "pending", nextPollAt: at(20), lastError: "AuthorityUnavailableError: 503" }, { now: at(11), ...lease }), true);
-      const result = { registrationNumber: "RVDM-2026-X", registeredAt: at(21) };
-      assert.equal(await store.recordItemOutcome(batch, ids[0]!, { kind: "succeeded", result }, { now: at(21), ...lease }), true);
+      // Item 0: pending twice, then registered. Item 1: rejected. Item 2: stays pending. Item 3: registered at the first question.
+      assert.equal(await store.recordItemOutcome(held("w1", ids[0]!), { kind: "pending", nextPollAt: at(70), lastError: null }, { now: at(63) }), true);
+      assert.deepEqual(await polls("w1", 69), [], "not due before its next poll");
+      assert.deepEqual((await polls("w1", 70)).map((i) => [i.workItemId, i.polls]), [[ids[0], 1]]);
+      assert.equal(await store.recordItemOutcome(held("w1", ids[0]!), { kind: "pending", nextPollAt: at(80), lastError: "AuthorityUnavailableError: 503" }, { now: at(71) }), true);
+      assert.deepEqual((await polls("w1", 80)).map((i) => [i.workItemId, i.polls]), [[ids[0], 2]]);
+      const result = { registrationNumber: "RVDM-2026-X", registeredAt: at(81) };
+      assert.equal(await store.recordItemOutcome(held("w1", ids[0]!), { kind: "succeeded", result }, { now: at(81) }), true);
       const rejected = { code: "AUTHORITY_REJECTED", message: "no", details: [{ field: "exportDate", message: "in the past" }] };
-      assert.equal(await store.recordItemOutcome(batch, ids[1]!, { kind: "failed", decided: true, error: rejected }, { now: at(6), ...lease }), true);
-      assert.equal(await store.recordItemOutcome(batch, ids[2]!, { kind: "pending", nextPollAt: at(40), lastError: null }, { now: at(6), ...lease }), true);
+      assert.equal(await store.recordItemOutcome(held("w1", ids[1]!), { kind: "failed", decided: true, error: rejected }, { now: at(64) }), true);
+      assert.equal(await store.recordItemOutcome(held("w1", ids[2]!), { kind: "pending", nextPollAt: at(140), lastError: null }, { now: at(64) }), true);
+      assert.equal(await store.recordItemOutcome(held("w2", ids[3]!), { kind: "succeeded", result }, { now: at(65) }), true);
 
       const registered = await store.getWorkItem(4, ids[0]!);
-      assert.deepEqual([registered?.status, registered?.result, registered?.authority], ["Successful", result, { applicationNumber: "RVDM-A-0", registrationNumber: "RVDM-2026-X", submittedAt: at(3), decidedAt: at(21) }]);
+      assert.deepEqual([registered?.status, registered?.result, registered?.authority], ["Successful", result, { applicationNumber: "RVDM-A-0", registrationNumber: "RVDM-2026-X", submittedAt: at(61), decidedAt: at(81) }]);
       const failed = await store.getWorkItem(4, ids[1]!);
-      assert.deepEqual([failed?.status, failed?.authority.applicationNumber, failed?.authority.decidedAt, failed?.attempts], ["Failed", "RVDM-A-1", at(6), 0]);
+      assert.deepEqual([failed?.status, failed?.authority.applicationNumber, failed?.authority.decidedAt, failed?.attempts], ["Failed", "RVDM-A-1", at(64), 0]);
 
-      assert.equal(await store.finishBatch(batch, { now: at(22) }), "pending", "an item still Submitted keeps the batch open");
-      assert.equal((await store.getWorkBatch(4, batch.workBatchId))?.counts.submitted, 1);
-      assert.equal(await claimNextBatch(store, { owner: "w2", dueBefore: at(39), leaseExpiresAt: at(99) }), undefined, "nothing due until its next poll");
-      const again = (await claimNextBatch(store, { owner: "w2", dueBefore: at(40), leaseExpiresAt: at(99) }))!;
-      assert.equal(await store.recordItemOutcome(again, ids[2]!, { kind: "succeeded", result }, { now: at(41), leaseExpiresAt: at(99) }), true);
-      assert.equal(await store.finishBatch(again, { now: at(42) }), "completed");
+      const batch = await store.getWorkBatch(4, keys[0]!.workBatchId);
+      assert.deepEqual([batch?.status, batch?.counts.submitted], ["Processing", 1], "an item still Submitted keeps the batch unfinished");
+      assert.deepEqual(await polls("w2", 139), [], "nothing due until its next poll");
+      assert.deepEqual((await polls("w2", 140)).map((i) => i.workItemId), [ids[2]]);
+      assert.equal(await store.recordItemOutcome(held("w2", ids[2]!), { kind: "succeeded", result }, { now: at(141) }), true);
+      const completed = await store.getWorkBatch(4, keys[0]!.workBatchId);
+      assert.deepEqual([completed?.status, completed?.completedAt], ["Completed", at(141)]);
 
-      const events = await claimDueDeliveries(store, { owner: "d", now: at(50), leaseExpiresAt: at(99), limit: 20 });
+      const events = await claimDueDeliveries(store, { owner: "d", now: at(150), leaseExpiresAt: at(199), limit: 20 });
       const byItem = (id: number) => events.filter((e) => e.workItemId === id).map((e) => e.eventType).sort();
       assert.deepEqual(byItem(ids[0]!), ["workitem.submitted", "workitem.succeeded"], "one submitted event, however many pending answers");
       assert.deepEqual(byItem(ids[1]!), ["workitem.failed"], "decided at the first question: no submitted event");
       assert.deepEqual(byItem(ids[2]!), ["workitem.submitted", "workitem.succeeded"]);
+      assert.deepEqual(byItem(ids[3]!), ["workitem.succeeded"]);
+    }));
+
+    test("status requests: the longest waiting first, held until answered or the lease runs out; a released one keeps its polls", () => withStore(backend, async (store) => {
+      const ids = idsOf(await addItems(store, 5, 4));
+      const held = (owner: string, id: number) => ({ companyId: 5, workItemId: id, owner });
+      await queueAll(store, at(1));
+      await claim(store, "w1", { now: 2, lease: 60 });
+      const nextPolls = [at(12), at(11), at(11), at(12)];
+      for (const [index, id] of ids.entries()) {
+        assert.equal(await store.recordItemOutcome(held("w1", id), { kind: "submitted", applicationNumber: `A-${index}`, submittedAt: at(3), nextPollAt: nextPolls[index]! }, { now: at(3) }), true);
+      }
+      const polls = (owner: string, dueBefore: number, lease: number, limit = 9) => store.claimStatusRequests({ owner, dueBefore: at(dueBefore), leaseExpiresAt: at(lease), limit });
+      assert.deepEqual((await polls("w1", 12, 40, 2)).map((i) => i.workItemId), [ids[1], ids[2]], "the two waiting longest, not the lowest ids");
+      assert.deepEqual(await polls("w1", 11, 40), [], "the others are not due yet");
+      assert.deepEqual((await polls("w1", 12, 40)).map((i) => i.workItemId), [ids[0], ids[3]]);
+
+      // w1 answers for three, and dies holding item 3; once its lease ran out, w2 asks about it.
+      assert.equal(await store.recordItemOutcome(held("w1", ids[0]!), { kind: "pending", nextPollAt: at(100), lastError: null }, { now: at(13) }), true);
+      assert.equal(await store.recordItemOutcome(held("w1", ids[1]!), { kind: "pending", nextPollAt: at(100), lastError: null }, { now: at(13) }), true);
+      assert.equal(await store.recordItemOutcome(held("w1", ids[2]!), { kind: "pending", nextPollAt: at(100), lastError: null }, { now: at(13) }), true);
+      assert.deepEqual(await polls("w2", 39, 80), [], "held until its lease runs out");
+      const [takenOver] = await polls("w2", 40, 80);
+      assert.deepEqual([takenOver?.workItemId, takenOver?.polls], [ids[3], 0]);
+      const result = { registrationNumber: "R-3", registeredAt: at(41) };
+      assert.equal(await store.recordItemOutcome(held("w1", ids[3]!), { kind: "succeeded", result }, { now: at(41) }), false, "the first owner's answer is refused");
+      assert.equal((await store.getWorkItem(5, ids[3]!))?.status, "Submitted");
+
+      // w2 gives it back without asking (the breaker opened): due at once, polls unchanged.
+      assert.equal(await store.releaseItems([held("w2", ids[3]!)], { now: at(42), reason: "the authority's circuit breaker is open" }), 1);
+      const released = await store.getWorkItem(5, ids[3]!);
+      assert.deepEqual([released?.status, released?.authority.applicationNumber], ["Submitted", "A-3"]);
+      assert.equal(await store.recordItemOutcome(held("w2", ids[3]!), { kind: "succeeded", result }, { now: at(43) }), false, "a released claim is over");
+      const [again] = await polls("w3", 42, 90);
+      assert.deepEqual([again?.workItemId, again?.polls], [ids[3], 0]);
+      assert.equal(await store.recordItemOutcome(held("w3", ids[3]!), { kind: "pending", nextPollAt: at(100), lastError: null }, { now: at(43) }), true);
+      assert.deepEqual((await polls("w3", 100, 200)).map((i) => [i.workItemId, i.polls]), ids.map((id) => [id, 1]));
+      const events = await store.listEvents(5, { afterPosition: 0, limit: 50 });
+      assert.deepEqual(events.map((e) => e.type), ids.map(() => "workitem.submitted"), "one submitted event each, take-over and release included");
     }));
 
     test("flagDeadlinesAtRisk flags each New or InProgress item once, only in its company and only when its deadline is near", () => withStore(backend, async (store) => {
@@ -231,35 +309,87 @@ for (const backend of await availableBackends()) {
       assert.equal(await store.claimAuthorityBreakerProbe("sim", { owner: "a", until: at(90), now: at(73) }), false, "no probe while closed");
     }));
 
-    test("a batch whose items are all cancelled is closed and completes", () => withStore(backend, async (store) => {
-      const [only] = await addItems(store, 3, 1);
-      await store.cancelWorkItem(3, only!.workItemId, at(200));
-      await closeOpenBatches(store, at(201));
-      const claimed = await claimNextBatch(store, { owner: "w", dueBefore: at(201), leaseExpiresAt: at(260) });
-      assert.equal(claimed?.companyId, 3);
-      assert.deepEqual(await store.takeDueItems(claimed!, { now: at(202), dueBefore: at(201), limit: 5, leaseExpiresAt: at(260) }), []);
-      assert.equal(await store.finishBatch(claimed!, { now: at(203) }), "completed");
-      assert.deepEqual((await store.getWorkBatch(3, only!.workBatchId))?.counts, { new: 0, inProgress: 0, submitted: 0, successful: 0, failed: 0, cancelled: 1 });
+    test("authority slots: at most maxConcurrency calls over every caller, held until released or their time is up; none while the breaker is open, but its probe", () => withStore(backend, async (store) => {
+      const t0 = Date.parse(at(0));
+      const request = (holder: string, ms: number, extra: Partial<SlotRequest> = {}): SlotRequest =>
+        ({ holder, kind: "submit", nowMs: t0 + ms, probe: false, maxConcurrency: 2, maxRps: 0, holdMs: 10_000, ...extra });
+      const ask = (holder: string, ms: number, extra: Partial<SlotRequest> = {}) => store.takeAuthoritySlot("sim", request(holder, ms, extra));
+      assert.deepEqual(await ask("a", 0), { kind: "granted", slot: 1, sendAtMs: t0 });
+      assert.deepEqual(await ask("b", 1, { kind: "status" }), { kind: "granted", slot: 2, sendAtMs: t0 + 1 });
+      assert.deepEqual(await ask("c", 2), { kind: "wait" }, "submits and status requests count alike");
+      assert.deepEqual(await store.takeAuthoritySlot("other", request("x", 2)), { kind: "granted", slot: 1, sendAtMs: t0 + 2 }, "each authority has its own");
+      await store.releaseAuthoritySlot("sim", 1, "c");
+      assert.deepEqual(await ask("c", 3), { kind: "wait" }, "only its holder frees a slot");
+      await store.releaseAuthoritySlot("sim", 1, "a");
+      assert.deepEqual(await ask("c", 4), { kind: "granted", slot: 1, sendAtMs: t0 + 4 });
+      // b died holding slot 2: it is held until b's send time and holdMs.
+      assert.deepEqual(await ask("d", 10_000), { kind: "wait" });
+      assert.deepEqual(await ask("d", 10_001), { kind: "granted", slot: 2, sendAtMs: t0 + 10_001 });
+
+      // A submit kept waiting is remembered for every caller: the next free slot is not a poll's.
+      const shared = (holder: string, kind: "submit" | "status", ms: number) => store.takeAuthoritySlot("shared", request(holder, ms, { kind }));
+      assert.equal((await shared("p1", "status", 0)).kind, "granted");
+      assert.equal((await shared("p2", "status", 0)).kind, "granted", "no submit waits: polls may take every slot");
+      assert.deepEqual(await shared("s1", "submit", 1), { kind: "wait" });
+      await store.releaseAuthoritySlot("shared", 1, "p1");
+      assert.deepEqual(await shared("p3", "status", 2), { kind: "wait" }, "polls keep to half while a submit waits");
+      assert.deepEqual(await shared("s1", "submit", 3), { kind: "granted", slot: 1, sendAtMs: t0 + 3 });
+
+      // The rate limit spaces the calls of every caller: 5 a second, one each 200 ms.
+      const paced = [];
+      for (const holder of ["r1", "r2", "r3"]) {
+        const grant = await store.takeAuthoritySlot("paced", request(holder, 0, { maxConcurrency: 3, maxRps: 5 }));
+        paced.push(grant.kind === "granted" ? grant.sendAtMs - t0 : grant.kind);
+      }
+      assert.deepEqual(paced, [0, 200, 400]);
+
+      await store.openAuthorityBreaker("sim", { until: at(60), now: at(20) });
+      await store.releaseAuthoritySlot("sim", 1, "c");
+      assert.deepEqual(await ask("e", 20_000), { kind: "breakerOpen" }, "a free slot, but the breaker is open");
+      assert.deepEqual(await ask("probe", 60_000, { probe: true }), { kind: "granted", slot: 1, sendAtMs: t0 + 60_000 });
+      assert.deepEqual(await ask("f", 60_001), { kind: "breakerOpen" }, "only the probe");
+      await store.closeAuthorityBreaker("sim", at(61));
+      assert.deepEqual(await ask("f", 61_000), { kind: "granted", slot: 2, sendAtMs: t0 + 61_000 });
     }));
 
-    test("closeOpenBatches closes each company's Open batch once; a new item then opens a new batch", () => withStore(backend, async (store) => {
+    test("a batch whose items are all cancelled is taken up and completes at once", () => withStore(backend, async (store) => {
+      const [only] = await addItems(store, 3, 1);
+      await store.cancelWorkItem(3, only!.workItemId, at(200));
+      assert.deepEqual(await store.companiesWithBotWork(), [{ companyId: 3, toQueue: true }]);
+      assert.equal(await queueAll(store, at(201)), 1);
+      const batch = await store.getWorkBatch(3, only!.workBatchId);
+      assert.deepEqual([batch?.status, batch?.closedAt, batch?.completedAt], ["Completed", at(201), at(201)]);
+      assert.deepEqual(batch?.counts, { new: 0, inProgress: 0, submitted: 0, successful: 0, failed: 0, cancelled: 1 });
+      assert.deepEqual(await claim(store, "w", { now: 202, lease: 260 }), []);
+      assert.deepEqual(await store.companiesWithBotWork(), []);
+    }));
+
+    test("queueBatches takes each company's Open batch up once; a new item then opens a new batch", () => withStore(backend, async (store) => {
       const [firstKey] = await addItems(store, 4, 1);
       await addItems(store, 5, 2);
-      assert.equal(await closeOpenBatches(store, at(300)), 2);
-      assert.equal(await closeOpenBatches(store, at(301)), 0);
-      assert.equal((await store.getWorkBatch(4, firstKey!.workBatchId))?.closedAt, at(300));
+      assert.deepEqual(await store.companiesWithBotWork(), [{ companyId: 4, toQueue: true }, { companyId: 5, toQueue: true }]);
+      assert.equal(await store.queueBatches(4, at(300)), 1);
+      assert.deepEqual(await store.companiesWithBotWork(), [{ companyId: 4, toQueue: false }, { companyId: 5, toQueue: true }], "one company at a time");
+      assert.equal(await queueAll(store, at(301)), 1);
+      assert.equal(await queueAll(store, at(302)), 0);
+      assert.equal(await store.queueBatches(4, at(303)), 0);
+      const first = await store.getWorkBatch(4, firstKey!.workBatchId);
+      assert.deepEqual([first?.status, first?.closedAt], ["Processing", at(300)]);
       const [secondKey] = await addItems(store, 4, 1);
       assert.notEqual(secondKey!.workBatchId, firstKey!.workBatchId);
       assert.equal((await store.getWorkBatch(4, secondKey!.workBatchId))?.status, "Open");
+      // The queued items are due from when their batch was taken up.
+      assert.deepEqual(await claim(store, "w", { now: 300, dueBefore: 299, lease: 400 }), []);
+      assert.deepEqual(idsOf(await claim(store, "w", { now: 300, lease: 400 })), [firstKey!.workItemId]);
     }));
 
     test("webhook outbox: claims are leased, attempts recorded, only the owner may record", () => withStore(backend, async (store) => {
       const [key] = await addItems(store, 5, 1, "https://hooks.example/5");
-      await closeOpenBatches(store, at(400));
-      const claimed = await claimNextBatch(store, { owner: "w", dueBefore: at(400), leaseExpiresAt: at(460) });
-      await store.takeDueItems(claimed!, { now: at(401), dueBefore: at(400), limit: 5, leaseExpiresAt: at(460) });
+      await queueAll(store, at(400));
+      assert.deepEqual(idsOf(await claim(store, "w", { now: 401, lease: 460 })), [key!.workItemId]);
       assert.equal(await store.countPendingWebhookDeliveries(), 0);
-      await store.recordItemOutcome(claimed!, key!.workItemId, { kind: "succeeded", result: { registrationNumber: "R", registeredAt: at(401) } }, { now: at(402), leaseExpiresAt: at(460) });
+      const succeeded = { kind: "succeeded" as const, result: { registrationNumber: "R", registeredAt: at(401) } };
+      assert.equal(await store.recordItemOutcome({ companyId: 5, workItemId: key!.workItemId, owner: "w" }, succeeded, { now: at(402) }), true);
       assert.equal(await store.countPendingWebhookDeliveries(), 1, "the outcome and its outbox row committed together");
 
       const [delivery] = await claimDueDeliveries(store, { owner: "d1", now: at(403), leaseExpiresAt: at(463), limit: 10 });

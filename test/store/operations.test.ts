@@ -8,7 +8,7 @@ import { describe, test } from "node:test";
 import type { OperatorAction, Store } from "../../src/store/store.ts";
 import { availableBackends, openFreshStore, type Backend } from "../helpers/backends.ts";
 import { addItems } from "../helpers/store-items.ts";
-import { claimNextBatch, closeOpenBatches } from "../helpers/sweeps.ts";
+import { claimEverything, queueAll } from "../helpers/sweeps.ts";
 import { recordStoreStatements } from "../helpers/statement-recorder.ts";
 
 recordStoreStatements();
@@ -32,16 +32,15 @@ async function withStore(backend: Backend, body: (store: Store) => Promise<void>
   }
 }
 
-/** Files every item of the company's batch and fails them, as the bot would after a rejection. */
+/** Takes up every Open batch, files its items and fails them, as the bot would after a rejection; their batches complete. */
 async function failAll(store: Store, seconds: number): Promise<number[]> {
-  await closeOpenBatches(store, at(seconds));
-  const batch = (await claimNextBatch(store, { owner: "w", dueBefore: at(seconds), leaseExpiresAt: at(seconds + 60) }))!;
-  const items = (await store.takeDueItems(batch, { now: at(seconds), dueBefore: at(seconds), limit: 100, leaseExpiresAt: at(seconds + 60) }))!;
+  assert.ok((await queueAll(store, at(seconds))) > 0);
+  const items = await claimEverything(store, { owner: "w", now: at(seconds), dueBefore: at(seconds), leaseExpiresAt: at(seconds + 60) });
   for (const item of items) {
     const error = { code: "AUTHORITY_REJECTED", message: "plannedLoad too high", details: [] };
-    assert.ok(await store.recordItemOutcome(batch, item.workItemId, { kind: "failed", error, decided: true }, { now: at(seconds + 1), leaseExpiresAt: at(seconds + 60) }));
+    assert.ok(await store.recordItemOutcome({ companyId: item.companyId, workItemId: item.workItemId, owner: "w" }, { kind: "failed", error, decided: true }, { now: at(seconds + 1) }));
   }
-  assert.equal(await store.finishBatch(batch, { now: at(seconds + 2) }), "completed");
+  for (const item of items) assert.equal((await store.getWorkBatch(item.companyId, item.workBatchId))?.status, "Completed");
   return items.map((item) => item.workItemId);
 }
 
@@ -150,15 +149,40 @@ for (const backend of await availableBackends()) {
       await store.setWorkTypePaused("AuthorityRvdm", true, action(3, "maintenance"));
       assert.deepEqual(await store.pausedWorkTypes(), ["AuthorityRvdm"]);
       await addItems(store, 2, 1);
-      assert.equal(await store.closeOpenBatches(2, at(4)), 0, "a paused work type's batches stay Open");
+      assert.equal(await store.queueBatches(2, at(4)), 0, "a paused work type's batches stay Open");
       await store.setWorkTypePaused("AuthorityRvdm", false, action(5, "maintenance over"));
       assert.deepEqual(await store.pausedWorkTypes(), []);
-      assert.equal(await store.closeOpenBatches(2, at(6)), 1);
+      assert.equal(await store.queueBatches(2, at(6)), 1);
       assert.equal(await store.operatorRedeliverWebhook(999_999, action(7)), false);
       const audit = await store.listAudit({ limit: 2 });
       assert.deepEqual(audit.map((e) => e.action), ["bot.resume", "bot.pause"]);
       const older = await store.listAudit({ limit: 10, beforeAuditId: audit[1]!.auditId });
       assert.deepEqual(older.map((e) => [e.action, e.reason]), [["bot.pause", "maintenance"], ["workitem.cancel", "customer asked"]]);
+    }));
+
+    test("a paused work type: its batches stay Open, its queued items and status requests are not claimed until it is resumed", () => withStore(backend, async (store) => {
+      const [filed, queued] = await addItems(store, 1, 2);
+      const [theirs] = await addItems(store, 2, 1);
+      await queueAll(store, at(1));
+      const claim = (seconds: number, limit = 1) => store.claimFilingWork({ owner: "w", now: at(seconds), dueBefore: at(seconds), leaseExpiresAt: at(seconds + 60), limit });
+      const polls = (seconds: number) => store.claimStatusRequests({ owner: "w", dueBefore: at(seconds), leaseExpiresAt: at(seconds + 60), limit: 10 });
+      assert.deepEqual((await claim(2)).map((i) => i.workItemId), [filed!.workItemId]);
+      const submitted = { kind: "submitted" as const, applicationNumber: "A-1", submittedAt: at(3), nextPollAt: at(3) };
+      assert.ok(await store.recordItemOutcome({ companyId: 1, workItemId: filed!.workItemId, owner: "w" }, submitted, { now: at(3) }));
+
+      await store.setWorkTypePaused("AuthorityRvdm", true, action(4, "maintenance"));
+      const [late] = await addItems(store, 1, 1);
+      assert.deepEqual(await store.companiesWithBotWork(), [{ companyId: 1, toQueue: false }, { companyId: 2, toQueue: false }], "deadlines still watched, nothing to take up");
+      assert.equal(await queueAll(store, at(5)), 0);
+      assert.deepEqual(await claim(6, 10), [], "queued items wait");
+      assert.deepEqual(await polls(6), [], "so do status requests");
+      assert.equal((await store.getWorkBatch(1, late!.workBatchId))?.status, "Open");
+
+      await store.setWorkTypePaused("AuthorityRvdm", false, action(7, "maintenance over"));
+      assert.deepEqual((await polls(8)).map((i) => i.workItemId), [filed!.workItemId]);
+      assert.equal(await queueAll(store, at(8)), 1);
+      const resumed = await claim(9, 10);
+      assert.deepEqual(resumed.map((i) => i.workItemId), [theirs!.workItemId, queued!.workItemId, late!.workItemId], "company 1 was served last: company 2 goes first");
     }));
 
     test("listAllWorkItems: across companies, newest first, by filter and cursor", () => withStore(backend, async (store) => {

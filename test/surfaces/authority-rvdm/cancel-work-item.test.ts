@@ -6,7 +6,7 @@ import { runBotOnce } from "../../../src/bot/run-once.ts";
 import { assertForeignIdIsNotFound, assertRouteIsGuarded } from "../../helpers/auth-matrix.ts";
 import { availableBackends } from "../../helpers/backends.ts";
 import { bearer, createTestApp, problem, validWorkItem, type TestApp, type Tenant } from "../../helpers/test-app.ts";
-import { closeOpenBatches } from "../../helpers/sweeps.ts";
+import { queueAll } from "../../helpers/sweeps.ts";
 import { createAuthorityGate } from "../../../src/bot/authority-gate.ts";
 
 const itemUrl = (id: number) => `/api/AuthorityRvdm/WorkItem/${id}`;
@@ -93,23 +93,23 @@ for (const backend of await availableBackends()) {
       const lonely = await add();
       assert.notEqual(lonely.workBatchId, kept.workBatchId);
       assert.equal((await cancel(lonely.workItemId)).statusCode, 200);
-      await closeOpenBatches(t.store, new Date().toISOString());
-      const closed = await cancel(lonely.workItemId);
-      assert.equal(closed.statusCode, 409);
+      const again = await cancel(lonely.workItemId);
+      assert.equal(again.statusCode, 409);
+      assert.equal((await batch(lonely.workBatchId)).status, "Open");
       const registrationsBefore = sim.stats().requests;
-      assert.equal((await runBot()).batches, 1);
+      await runBot();
       const allCancelled = await batch(lonely.workBatchId);
       assert.equal(allCancelled.status, "Completed");
       assert.deepEqual(allCancelled.counts, { new: 0, inProgress: 0, submitted: 0, successful: 0, failed: 0, cancelled: 1 });
       assert.equal(sim.stats().requests, registrationsBefore, "a cancelled item never reaches the authority");
     });
 
-    test("409 for a New item whose batch is Closed", async () => {
+    test("409 for a New item whose batch the bot has taken up", async () => {
       const key = await add();
-      await closeOpenBatches(t.store, new Date().toISOString());
+      await queueAll(t.store, new Date().toISOString());
       const response = await cancel(key.workItemId);
       assert.equal(response.statusCode, 409);
-      assert.match(problem(response).detail, /is Closed/);
+      assert.match(problem(response).detail, /is Processing/);
       assert.equal((await t.store.getWorkItem(owner.companyId, key.workItemId))?.status, "New");
     });
   });
