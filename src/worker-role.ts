@@ -64,7 +64,7 @@ export async function startWorkerRole(config: Config, deps: WorkerRoleDeps): Pro
     schedule: config.botSchedule,
     logger,
     run: async (signal) => {
-      const counts = await runBotOnce({ store: deps.store, gate, config, owner: workerId, logger, events: botEvents, signal });
+      const counts = await runBotOnce({ store: deps.store, gate, config, owner: workerId, logger, events: botEvents, signal, nextPassAt: () => scheduler.nextRunAt() });
       // Housekeeping rides on the bot's pass: bounded, and a failure never fails the pass.
       for (const { what, sweep } of sweeps(config)) {
         await sweep(deps.store, new Date()).then(

@@ -50,7 +50,7 @@ export interface BotBuild {
   openStore(config: BuildConfig): Promise<BuildStore>;
   createAdapter(options: { baseUrl: string; timeoutMs: number }): AuthorityAdapter;
   createGate(deps: { store: BuildStore; adapter: AuthorityAdapter; config: BuildConfig; owner: string }): unknown;
-  runOnce(deps: { store: BuildStore; gate: unknown; config: BuildConfig; owner: string; signal: AbortSignal }): Promise<unknown>;
+  runOnce(deps: { store: BuildStore; gate: unknown; config: BuildConfig; owner: string; signal: AbortSignal; nextPassAt?: () => Date }): Promise<unknown>;
   /** Removes the temporary copy, if any. */
   dispose(): void;
 }

@@ -212,7 +212,10 @@ async function crunch({ build, config, store, sim, gate, owner, seen, plan, sett
     while (!stopping.signal.aborted) {
       const callsBefore = seen.submits + seen.statuses;
       try {
-        await build.runOnce({ store, gate, config, owner, signal: stopping.signal });
+        // As a worker's schedule would tell it (an older build ignores it): a pass still filing at
+        // the next second takes up what arrived meanwhile.
+        const nextPassAt = settings.passes === "every-second" ? () => new Date(Math.floor(Date.now() / 1000) * 1000 + 1000) : undefined;
+        await build.runOnce({ store, gate, config, owner, signal: stopping.signal, ...(nextPassAt ? { nextPassAt } : {}) });
       } catch (error) {
         if (passErrors.length < 5) passErrors.push(error instanceof Error ? error.message : String(error));
       }

@@ -62,6 +62,13 @@ export interface BotDeps {
    * and are recorded.
    */
   signal?: AbortSignal;
+  /**
+   * When the schedule would start the next pass. A pass still filing then takes up the batches
+   * that arrived meanwhile and goes on with them in the same queue, so a long pass under load
+   * never holds new work back until it ends. Without it (`bot run-once`) a pass files what was
+   * due when it began, and ends.
+   */
+  nextPassAt?: () => Date | null;
 }
 
 /** How long before its deadline an item not yet filed is announced as at risk (SPEC §10). */
@@ -73,8 +80,10 @@ const MAX_POLL_INTERVAL_MS = 5 * 60_000;
 interface Pass {
   deps: BotDeps;
   clock: () => Date;
-  /** Filing work due by then is this pass's; what becomes due later waits for the next. */
+  /** Filing work due by then is this pass's; what becomes due later waits for the next (or a refresh). */
   dueBefore: string;
+  /** When to take up new batches again (deps.nextPassAt), if ever. */
+  refreshAt: number;
   counts: BotCounts;
   /** The batches counted in `counts.batches`. */
   batches: Set<string>;
@@ -97,6 +106,7 @@ export async function runBotOnce(deps: BotDeps): Promise<BotCounts> {
       deps,
       clock,
       dueBefore: clock().toISOString(),
+      refreshAt: deps.nextPassAt?.()?.getTime() ?? Number.POSITIVE_INFINITY,
       counts,
       batches: new Set(),
       filed: () => wake.promise,
@@ -162,9 +172,12 @@ async function inHand<I extends { companyId: number; workBatchId: number; workIt
   whenEmpty: () => Promise<boolean>,
 ): Promise<void> {
   const size = pass.deps.config.botClaimSize;
+  // Top the hand up as items finish (a quarter of a claim at least, so claims are not one by
+  // one): the slots never wait for a claim's round trip.
+  const topUp = Math.max(1, Math.floor(size / 4));
   const held = new Map<number, Promise<void>>();
   while (going(pass)) {
-    if (held.size > size / 2) {
+    if (size - held.size < topUp) {
       await Promise.race(held.values());
       continue;
     }
@@ -199,12 +212,24 @@ async function fileDueItems(pass: Pass): Promise<void> {
   const { store, owner } = pass.deps;
   await inHand(
     pass,
-    (limit) => store.claimFilingWork({ owner, now: pass.clock().toISOString(), dueBefore: pass.dueBefore, leaseExpiresAt: leaseUntil(pass), limit }),
+    async (limit) => {
+      if (pass.clock().getTime() >= pass.refreshAt) await refresh(pass);
+      return store.claimFilingWork({ owner, now: pass.clock().toISOString(), dueBefore: pass.dueBefore, leaseExpiresAt: leaseUntil(pass), limit });
+    },
     (item) => counted(pass, submitItem(pass, item)),
     async () => false,
   ).catch((error: unknown) => {
     pass.stop ??= { kind: "failure", error };
   });
+}
+
+/** The pass goes on as a new one would begin: new batches join the queue, and are due now. */
+async function refresh(pass: Pass): Promise<void> {
+  await takeUpBatches(pass.deps, pass.clock());
+  pass.dueBefore = pass.clock().toISOString();
+  const next = pass.deps.nextPassAt?.()?.getTime() ?? Number.POSITIVE_INFINITY;
+  // A schedule that names no later time (or a past one) is asked again in a second.
+  pass.refreshAt = next > pass.clock().getTime() ? next : pass.clock().getTime() + 1000;
 }
 
 async function askAboutFiledItems(pass: Pass): Promise<void> {

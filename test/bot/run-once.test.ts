@@ -164,7 +164,7 @@ for (const backend of await availableBackends()) {
       }));
 
     test("items are filed with bounded concurrency, each exactly once", () =>
-      withBot(backend, { AUTHORITY_MAX_CONCURRENCY: "3" }, async ({ sim, add, run }) => {
+      withBot(backend, { AUTHORITY_MAX_CONCURRENCY: "3", AUTHORITY_MAX_RPS: "0" }, async ({ sim, add, run }) => {
         const keys = [];
         for (let i = 0; i < 10; i++) keys.push(await add(validWorkItem({ customerReference: `c-${i}` })));
         sim.behaviour.latencyMs = 40;
