@@ -6,14 +6,14 @@
  * the public Store API, each item with a webhook URL, then times one `runBotOnce` pass against the
  * real authority simulator, started in this process on a loopback port and reached through the
  * real http adapter (`openAuthority` with AUTHORITY_URL unset, as `bot run-once` does). The pass
- * closes every company's Open batch, claims the batches one by one and files every item. After
+ * takes up every company's Open batch into the filing queue, claims items from it and files every item. After
  * it, the webhook outbox rows the pass wrote are claimed in the dispatcher's page size until none
  * is left (claimed only; nothing is sent).
  *
  * Reported per round and as the median of the rounds: the pass's duration, items filed per
  * second, the CPU time this process spent in the pass (the bot and the simulator; with SQLite
  * also the store, which runs in-process; not the PostgreSQL server), the time inside the pass's
- * two sweeps (`closeOpenBatches`, and `claimBatch` over all its calls) and the time of the
+ * two sweeps (`queueBatches` over every company, and `claimFilingWork` over all its calls) and the time of the
  * outbox claim sweep. Bot settings are the production defaults (BOT_CONCURRENCY 8,
  * BATCH_MAX_ITEMS 1000). Every round checks that every item was filed and registered once, and
  * that every outbox row was claimed. On a shared machine the durations vary a lot between
@@ -122,13 +122,13 @@ async function seed(store: Store, options: Options, config: Config): Promise<voi
 
 /** The store as the bot sees it, with the time spent in its two sweeps added up. */
 function timingSweeps(store: Store) {
-  const spent = { closeOpenBatches: { ms: 0, calls: 0 }, claimBatch: { ms: 0, calls: 0 } };
+  const spent = { queueBatches: { ms: 0, calls: 0 }, claimFilingWork: { ms: 0, calls: 0 } };
   const timed = new Proxy(store, {
     get(target, name) {
       const value: unknown = Reflect.get(target, name, target);
       if (typeof value !== "function") return value;
       const method = (value as (...args: unknown[]) => Promise<unknown>).bind(target);
-      if (name !== "closeOpenBatches" && name !== "claimBatch") return method;
+      if (name !== "queueBatches" && name !== "claimFilingWork") return method;
       return async (...args: unknown[]) => {
         const started = performance.now();
         try {
@@ -197,9 +197,9 @@ async function runRound(kind: StoreKind, options: Options): Promise<Round> {
         passMs,
         itemsPerSecond: total / (passMs / 1000),
         cpuMs: (cpu.user + cpu.system) / 1000,
-        closeMs: spent.closeOpenBatches.ms,
-        claimMs: spent.claimBatch.ms,
-        claimCalls: spent.claimBatch.calls,
+        closeMs: spent.queueBatches.ms,
+        claimMs: spent.claimFilingWork.ms,
+        claimCalls: spent.claimFilingWork.calls,
         outboxMs,
         outboxClaims: outbox.claims,
       };
@@ -218,7 +218,7 @@ const median = (values: number[]) => {
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 };
 
-const COLUMNS = ["store", "round", "setup s", "pass s", "items/s", "CPU s", "closeOpenBatches ms", "claimBatch ms (calls)", "outbox claim ms (claims)"];
+const COLUMNS = ["store", "round", "setup s", "pass s", "items/s", "CPU s", "queueBatches ms", "claimFilingWork ms (calls)", "outbox claim ms (claims)"];
 
 function row(store: string, round: string, r: Round): string[] {
   const ms = (n: number) => n.toFixed(0);

@@ -32,8 +32,11 @@ import { benchFlags, wholeNumber } from "./lib/args.ts";
 import { deadlinesOf, planCrunch, type CrunchShape } from "./lib/crunch.ts";
 import { runCrunch, type CrunchRun, type CrunchSettings } from "./lib/crunch-run.ts";
 import { capacityOf, crunchFigures, type CrunchFigures } from "./lib/deadline-figures.ts";
-import { postgresBenchStore, sqliteBenchStore } from "./lib/stores.ts";
+import { postgresBenchStore, sqliteBenchStore, type BenchStore } from "./lib/stores.ts";
+import { loadavg } from "node:os";
 import { stopAll, stopAllOnSignals } from "../scripts/lib/processes.ts";
+import type { Store } from "../src/store/store.ts";
+import { measureClaimCosts, seedQueue, type ClaimCost, type ClaimCostCase } from "./lib/claim-cost.ts";
 
 const USAGE = `usage: npm run bench:deadlines -- [flags]
   --build B             a checkout (folder) or a git revision whose bot runs the crunch; repeat
@@ -57,6 +60,9 @@ const USAGE = `usage: npm run bench:deadlines -- [flags]
   --bot-concurrency N   BOT_CONCURRENCY (default: the build's)
   --claim-size N        BOT_CLAIM_SIZE, for builds that have it (default: the build's)
   --seed N              of the arrivals (default 1)
+  --claim-cost          instead of the crunch: the cost of one claim (claimFilingWork, 8 items)
+                        with 10 due items over 10 companies and with 100,000 over 1,000, on
+                        this checkout and the chosen store (SPEC §14, "Scale")
   --postgres-url URL    database the fresh schema is made in
                         (default TEST_DATABASE_URL or postgres://postgres@127.0.0.1:5432/test)
 Takes about 90 s per build at the defaults.`;
@@ -85,6 +91,7 @@ function parseOptions(argv: string[]) {
     "bot-concurrency": { type: "string" },
     "claim-size": { type: "string" },
     seed: { type: "string", default: "1" },
+    "claim-cost": { type: "boolean", default: false },
     "postgres-url": { type: "string", default: process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test" },
   });
   const whole = wholeNumber;
@@ -116,7 +123,7 @@ function parseOptions(argv: string[]) {
       ...(values["claim-size"] ? { BOT_CLAIM_SIZE: String(whole("claim-size", values["claim-size"], 1)) } : {}),
     },
   };
-  return { builds: values.build ?? ["."], store: values.store, postgresUrl: values["postgres-url"], shape, settings };
+  return { builds: values.build ?? ["."], store: values.store, postgresUrl: values["postgres-url"], shape, settings, claimCost: values["claim-cost"] };
 }
 type Options = ReturnType<typeof parseOptions>;
 
@@ -164,9 +171,47 @@ function report(options: Options, results: Array<{ run: CrunchRun; figures: Crun
   return `${lines.join("\n")}\n`;
 }
 
+/** The claim's cost at two queue sizes, each on a fresh store, and their ratio. */
+async function claimCostReport(options: Options): Promise<string> {
+  const sizes = [
+    { items: 10, companies: 10 },
+    { items: 100_000, companies: 1000 },
+  ];
+  const locations: BenchStore[] = [];
+  const queues: Array<{ store: Store; size: ClaimCostCase }> = [];
+  let rows: ClaimCost[];
+  try {
+    for (const size of sizes) {
+      const location = options.store === "sqlite" ? sqliteBenchStore(false) : await postgresBenchStore(options.postgresUrl, false, "claimcost");
+      locations.push(location);
+      log(`claim cost: ${size.items} due items over ${size.companies} companies on ${location.description}`);
+      queues.push({ store: await seedQueue(location, size, log), size });
+    }
+    rows = await measureClaimCosts(queues, { claims: 500, warmUp: 100, limit: 8 });
+  } finally {
+    for (const { store } of queues) await store.close();
+    for (const location of locations) await location.cleanup();
+  }
+  const ms = (value: number) => value.toFixed(2);
+  return [
+    `Claim cost on ${options.store}: claimFilingWork of 8 items, each claim given back untimed; load average ${loadavg()[0]!.toFixed(1)}`,
+    "",
+    "| due items | companies | claims | p50 ms | p95 ms | mean ms |",
+    "|---:|---:|---:|---:|---:|---:|",
+    ...rows.map((row) => `| ${row.items.toLocaleString("en")} | ${row.companies} | ${row.claims} | ${ms(row.p50Ms)} | ${ms(row.p95Ms)} | ${ms(row.meanMs)} |`),
+    "",
+    `100,000 against 10: ${(rows[1]!.p50Ms / rows[0]!.p50Ms).toFixed(2)}× at p50, ${(rows[1]!.meanMs / rows[0]!.meanMs).toFixed(2)}× on the mean (target: within 1.5×)`,
+    "",
+  ].join("\n");
+}
+
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
   stopAllOnSignals(2000);
+  if (options.claimCost) {
+    process.stdout.write(await claimCostReport(options));
+    return;
+  }
   const results = [];
   for (const spec of options.builds) results.push(await runBuild(spec, options));
   process.stdout.write(report(options, results));

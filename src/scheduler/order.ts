@@ -14,9 +14,9 @@
  * id), and within a company intake order (the item id). An item in retry backoff is not due; when
  * its backoff is over it stands where its deadline, company and id put it.
  *
- * `fileOrder` is the reference: item by item, as the rule reads. `planClaim` is what the store
- * runs for one claim over the lanes it read in lane order; the property test in
- * test/scheduler/ holds the store's claims to `fileOrder`.
+ * `fileOrder` is the rule, item by item. A claim runs it too, over a few candidates: the first
+ * due items of the first lanes in lane order (store/core/filing-queue.ts). The property test in
+ * test/scheduler/ holds the store's claims, one after another, to `fileOrder` over every item.
  */
 
 /** "No deadline" in a lane's key (a key column cannot be NULL). */
@@ -51,22 +51,6 @@ export function compareLanes(a: Lane, b: Lane, now: string): number {
   if (a.companyId !== b.companyId) return a.companyId - b.companyId;
   return a.workType < b.workType ? -1 : a.workType > b.workType ? 1 : 0;
 }
-
-/**
- * One claim of up to `limit` items over `lanes` (given in lane order, the first ones of the
- * queue): which lane each next item comes from, in filing order. The lanes of the first
- * deadline take turns for the whole claim. A lane that has fewer items than its turns gives what
- * it has, and the store asks again for the rest, from lanes read anew (a lane's size is not
- * known before its items are taken).
- */
-export function planClaim(lanes: readonly Lane[], limit: number): number[] {
-  if (lanes.length === 0) return [];
-  let sharing = 1;
-  while (sharing < lanes.length && sameDeadline(lanes[0]!, lanes[sharing]!)) sharing += 1;
-  return Array.from({ length: limit }, (_, turn) => turn % sharing);
-}
-
-const sameDeadline = (a: Lane, b: Lane) => a.deadlineAt === b.deadlineAt;
 
 /** The turn a company gets when it was served at position `position` of a claim made at `nowMs`. */
 export const servedSeqAt = (nowMs: number, position: number) => nowMs * 1000 + position;

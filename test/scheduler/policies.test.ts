@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { admission, afterCall } from "../../src/scheduler/breaker.ts";
 import { chooseSlot, reserveSend, shareOf, type CapacityState, type SlotState } from "../../src/scheduler/capacity.ts";
-import { compareLanes, fileOrder, NO_DEADLINE, planClaim, tierOf, type Lane, type QueuedItem } from "../../src/scheduler/order.ts";
+import { compareLanes, fileOrder, NO_DEADLINE, tierOf, type Lane, type QueuedItem } from "../../src/scheduler/order.ts";
 
 const NOW = "2026-11-25T10:00:00.000Z";
 const NOON = "2026-11-25T11:00:00.000Z";
@@ -47,13 +47,6 @@ describe("filing order", () => {
     const lane = (companyId: number, deadlineAt: string | null, servedSeq: number): Lane => ({ companyId, deadlineAt, servedSeq, workType: "AuthorityRvdm" });
     const lanes = [lane(1, YESTERDAY, 0), lane(2, null, 0), lane(3, NOON, 9), lane(4, NOON, 2), lane(5, TOMORROW, 0)];
     assert.deepEqual([...lanes].sort((a, b) => compareLanes(a, b, NOW)).map((l) => l.companyId), [4, 3, 5, 1, 2]);
-  });
-
-  test("a claim's plan: the first deadline's lanes take turns for the whole claim", () => {
-    const lane = (companyId: number, deadlineAt: string): Lane => ({ companyId, deadlineAt, servedSeq: 0, workType: "AuthorityRvdm" });
-    assert.deepEqual(planClaim([lane(1, NOON), lane(2, NOON), lane(3, TOMORROW)], 5), [0, 1, 0, 1, 0]);
-    assert.deepEqual(planClaim([lane(1, NOON)], 3), [0, 0, 0]);
-    assert.deepEqual(planClaim([], 3), []);
   });
 });
 

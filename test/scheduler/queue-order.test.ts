@@ -23,8 +23,8 @@ const FAR = new Date(NOW_MS + 365 * 24 * HOUR).toISOString();
 const NEARLY_FAR = new Date(NOW_MS + 364 * 24 * HOUR).toISOString();
 
 const queueCase = fc.record({
-  companies: fc.integer({ min: 1, max: 4 }),
-  items: fc.array(fc.record({ company: fc.nat(3), deadline: fc.nat(DEADLINES.length - 1) }), { minLength: 1, maxLength: 24 }),
+  companies: fc.integer({ min: 1, max: 6 }),
+  items: fc.array(fc.record({ company: fc.nat(5), deadline: fc.nat(DEADLINES.length - 1) }), { minLength: 1, maxLength: 30 }),
   claimSizes: fc.array(fc.integer({ min: 1, max: 5 }), { minLength: 1, maxLength: 8 }),
 });
 
@@ -82,7 +82,7 @@ for (const backend of await availableBackends()) {
           const expected = fileOrder(added, new Date(NOW_MS).toISOString()).map((item) => item.workItemId);
           assert.deepEqual(claimed, expected);
         }),
-        { numRuns: backend.name === "postgres" ? 25 : 40, seed: 20261125 },
+        { numRuns: backend.name === "postgres" ? 30 : 60, seed: 20261125 },
       );
     });
   });

@@ -21,7 +21,7 @@
 import type { DatabasePort, Queryable } from "../port.ts";
 import { iso, toDueItem, toItemToPoll, type DueItemRow, type ItemToPollRow } from "../rows.ts";
 import type { DueItem, ItemClaim, ItemToPoll, Store } from "../store.ts";
-import { NO_DEADLINE, planClaim, servedSeqAt, type Lane } from "../../scheduler/order.ts";
+import { fileOrder, NO_DEADLINE, servedSeqAt, tierOf, type Lane, type QueuedItem } from "../../scheduler/order.ts";
 import { SQL } from "./sql.ts";
 import { FILING_SQL } from "./sql-filing.ts";
 import { dropFilingLaneIfEmpty, moved, transition, type MovedRow } from "./transition.ts";
@@ -61,39 +61,51 @@ export function filingQueueOperations(db: DatabasePort): FilingQueueOperations {
 
     async claimFilingWork(input) {
       const claimed: DueItem[] = [];
-      // Lanes that gave fewer than planned have nothing more for this claim, dropped or not.
-      const dry = new Set<string>();
+      // Lanes found without a due item: dropped (or left early) after their round, not read again.
+      const empty = new Set<string>();
       for (let round = 0; round < MAX_CLAIM_ROUNDS && claimed.length < input.limit; round += 1) {
         const more = await db.transaction(async (tx) => {
-          const read = await firstLanes(tx, input.now, input.dueBefore, input.limit - claimed.length + dry.size);
-          const lanes = read.filter((lane) => !dry.has(laneKey(lane)));
+          const wanted = input.limit - claimed.length;
+          const read = await firstLanes(tx, input.now, input.dueBefore, wanted + empty.size);
+          const lanes = read.filter((lane) => !empty.has(laneKey(lane)));
           if (lanes.length === 0) return false;
-          const plan = planClaim(lanes, input.limit - claimed.length);
-          const wanted = new Map<number, number>();
-          for (const lane of plan) wanted.set(lane, (wanted.get(lane) ?? 0) + 1);
-          // Items lane by lane in company order; the lanes that ran dry after all of them.
-          const taken = new Map<number, DueItem[]>();
-          const ranDry: Lane[] = [];
-          for (const [index, count] of [...wanted].sort(([a], [b]) => compareLaneKeys(lanes[a]!, lanes[b]!))) {
-            const items = await claimFromLane(tx, lanes[index]!, count, input);
-            taken.set(index, items);
-            if (items.length < count) ranDry.push(lanes[index]!);
+          // The candidates: the first due items of each lane read (a lane gives its items in
+          // intake order, so no later one can be among the next `wanted`).
+          const candidates: Array<QueuedItem & { lane: Lane }> = [];
+          const found: Lane[] = [];
+          for (const lane of lanes) {
+            const ids = await dueItemIds(tx, lane, input.dueBefore, wanted);
+            if (ids.length === 0) found.push(lane);
+            for (const workItemId of ids) candidates.push({ companyId: lane.companyId, workType: lane.workType, deadlineAt: lane.deadlineAt, workItemId, lane });
           }
-          for (const lane of ranDry) {
-            dry.add(laneKey(lane));
+          const turns = new Map(lanes.map((lane) => [lane.companyId, lane.servedSeq]));
+          const order = fileOrder(candidates, input.now, turns) as Array<QueuedItem & { lane: Lane }>;
+          const plan = surePrefix(order, read.length < wanted + empty.size ? undefined : read[read.length - 1]!, input.now).slice(0, wanted);
+          const perLane = new Map<string, { lane: Lane; count: number }>();
+          for (const item of plan) {
+            const key = laneKey(item.lane);
+            perLane.set(key, { lane: item.lane, count: (perLane.get(key)?.count ?? 0) + 1 });
+          }
+          // Items lane by lane in company order (the order writes lock in); empty lanes after them.
+          const taken = new Map<string, DueItem[]>();
+          for (const { lane, count } of [...perLane.values()].sort((x, y) => compareLaneKeys(x.lane, y.lane))) {
+            taken.set(laneKey(lane), await claimFromLane(tx, lane, count, input));
+          }
+          for (const lane of found) {
+            empty.add(laneKey(lane));
             await dropFilingLaneIfEmpty(tx, lane.companyId, lane.workType, lane.deadlineAt, { skipLocked: true });
           }
-          // The plan's order, skipping the turns of lanes that ran dry; the companies served move
-          // to the back before the next round reads lanes again.
+          // The plan's order (an item another claimer took meanwhile is replaced by the lane's
+          // next one); the companies served move to the back before the next round reads lanes.
           const served = new Map<number, number>();
-          for (const index of plan) {
-            const item = taken.get(index)!.shift();
-            if (!item) continue;
-            claimed.push(item);
-            served.set(item.companyId, claimed.length - 1);
+          for (const item of plan) {
+            const next = taken.get(laneKey(item.lane))!.shift();
+            if (!next) continue;
+            claimed.push(next);
+            served.set(next.companyId, claimed.length - 1);
           }
           await serve(tx, served, Date.parse(input.now));
-          return true;
+          return plan.length > 0 || found.length > 0;
         });
         if (!more) break;
       }
@@ -150,6 +162,37 @@ async function firstLanes(tx: Queryable, now: string, dueBefore: string, limit: 
     const deadline = iso(row.deadline_at);
     return { companyId: Number(row.company_id), workType: row.work_type, deadlineAt: deadline === NO_DEADLINE ? null : deadline, servedSeq: Number(row.served_seq) };
   });
+}
+
+/**
+ * The part of `order` (over the lanes read) that is the queue's order too. When every ready lane
+ * was read (`lastRead` undefined), all of it. Otherwise lanes not read may share the deadline of
+ * the last one read: their turns are no earlier than any lane read there, so in that deadline
+ * only a lane's first item is sure, and only while its company was not served before it in this
+ * claim (a served company goes to the back, behind lanes not read).
+ */
+function surePrefix<I extends QueuedItem & { lane: Lane }>(order: I[], lastRead: Lane | undefined, now: string): I[] {
+  if (!lastRead) return order;
+  const served = new Set<number>();
+  const fromLane = new Set<string>();
+  let sure = 0;
+  for (const item of order) {
+    const partial = item.deadlineAt === lastRead.deadlineAt && tierOf(item.deadlineAt, now) === tierOf(lastRead.deadlineAt, now);
+    if (partial && (served.has(item.companyId) || fromLane.has(laneKey(item.lane)))) break;
+    served.add(item.companyId);
+    fromLane.add(laneKey(item.lane));
+    sure += 1;
+  }
+  return order.slice(0, sure);
+}
+
+/** The ids of the lane's first `limit` due items, in intake order (a read: the claim takes them after). */
+async function dueItemIds(tx: Queryable, lane: Lane, dueBefore: string, limit: number): Promise<number[]> {
+  const rows =
+    lane.deadlineAt === null
+      ? await tx.all<{ work_item_id: Id }>(FILING_SQL.dueLaneItemsWithoutDeadline, [lane.companyId, lane.workType, dueBefore, limit])
+      : await tx.all<{ work_item_id: Id }>(FILING_SQL.dueLaneItems, [lane.companyId, lane.workType, lane.deadlineAt, dueBefore, limit]);
+  return rows.map((row) => Number(row.work_item_id));
 }
 
 async function claimFromLane(tx: Queryable, lane: Lane, count: number, input: { owner: string; now: string; dueBefore: string; leaseExpiresAt: string }): Promise<DueItem[]> {

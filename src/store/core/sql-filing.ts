@@ -120,6 +120,15 @@ export const FILING_SQL = {
       WHERE l.deadline_at = $1 AND l.ready_at <= $2 AND ${LANE_NOT_PAUSED}
       ORDER BY l.served_seq, l.company_id, l.work_type LIMIT $3`,
   ),
+  /** The lane's first $5 items due by $4, in intake order: a claim's candidates. */
+  dueLaneItems: statement(
+    "due_lane_items",
+    `SELECT work_item_id FROM work_items WHERE ${IN_LANE} AND ${LANE_ITEM} AND next_attempt_at <= $4 ORDER BY work_item_id LIMIT $5`,
+  ),
+  dueLaneItemsWithoutDeadline: statement(
+    "due_lane_items_without_deadline",
+    `SELECT work_item_id FROM work_items WHERE ${IN_LANE_WITHOUT_DEADLINE} AND ${LANE_ITEM} AND next_attempt_at <= $3 ORDER BY work_item_id LIMIT $4`,
+  ),
   claimLane: claimLane("claim_lane", IN_LANE, 4),
   claimLaneWithoutDeadline: claimLane("claim_lane_without_deadline", IN_LANE_WITHOUT_DEADLINE, 3),
   laneReadyAt: laneReadyAt("lane_ready_at", IN_LANE),
