@@ -63,6 +63,8 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
   let readAt = Number.NEGATIVE_INFINITY;
   let failuresInARow = 0;
   let probing = false;
+  /** While this process's probe is out: resolves when its answer has opened or closed the breaker. */
+  let probeSettled: Promise<void> | undefined;
   let calls = 0;
   const lines: Record<CallKind, Line> = { submit: new Line(), status: new Line() };
 
@@ -103,6 +105,16 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
     return true;
   }
 
+  /** Marks the probe out; the returned function settles it. */
+  function probeOut(): () => void {
+    const settled = signal();
+    probeSettled = settled.promise;
+    return () => {
+      probeSettled = undefined;
+      settled.resolve();
+    };
+  }
+
   /** A slot for one call, in this process's line for `kind`; undefined when the breaker is open. */
   async function takeSlot(kind: CallKind, holder: string, probe: boolean, stop?: AbortSignal): Promise<{ slot: number; sendAtMs: number } | undefined> {
     return lines[kind].inTurn(async () => {
@@ -132,19 +144,28 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
 
     async call(kind, work, stop) {
       let probe = false;
-      const seen = await current();
+      let settleProbe = () => {};
+      let seen = await current();
+      // This process's probe is out: its answer decides, so wait for it instead of giving up.
+      if (admission(seen, clock().getTime()) === "wait" && probeSettled) {
+        await probeSettled;
+        seen = breaker;
+      }
       if (admission(seen, clock().getTime()) !== "go") {
         if (admission(seen, clock().getTime()) === "wait" || !(await claimProbe())) return BREAKER_OPEN;
         probe = true;
+        settleProbe = probeOut();
       }
       calls += 1;
       const holder = `${owner}#${calls}`;
       const slot = await takeSlot(kind, holder, probe, stop).catch((error: unknown) => {
         if (probe) probing = false;
+        settleProbe();
         throw error;
       });
       if (!slot) {
         if (probe) probing = false;
+        settleProbe();
         return BREAKER_OPEN;
       }
       try {
@@ -162,6 +183,7 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
         return answer;
       } finally {
         if (probe) probing = false;
+        settleProbe();
         await store.releaseAuthoritySlot(authority, slot.slot, holder).catch(() => undefined);
         lines.submit.free();
         lines.status.free();
