@@ -48,6 +48,12 @@ export interface CrunchFigures {
    */
   backloggedUtilisation: number;
   backloggedMs: number;
+  /**
+   * With the bot's schedule counted in (`pickup`: when a pass first sees an item that arrived
+   * then, as SPEC §5 has it: batches are taken up on the next scheduled pass): the optimum when
+   * no item can start before that, and the utilisation over the time from then to its submit.
+   */
+  scheduled?: { optimum: number; utilisation: number; dueUpMs: number };
 }
 
 /** The nearest-rank quantile `q` (0–1) of `values`. */
@@ -57,7 +63,7 @@ export function quantile(values: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
 }
 
-export function crunchFigures(run: Pick<CrunchRun, "items" | "outage" | "inFlight" | "endedAt">, capacity: Capacity): CrunchFigures {
+export function crunchFigures(run: Pick<CrunchRun, "items" | "outage" | "inFlight" | "endedAt">, capacity: Capacity, pickup?: (arrivedAt: number) => number): CrunchFigures {
   const { items } = run;
   const onTime = items.filter((item) => item.submittedAt !== null && item.submittedAt <= item.deadlineAt).length;
   const submitted = items.filter((item) => item.submittedAt !== null).length;
@@ -92,5 +98,22 @@ export function crunchFigures(run: Pick<CrunchRun, "items" | "outage" | "inFligh
     dueUpMs,
     backloggedUtilisation: utilisation(backlogged, backloggedMs),
     backloggedMs,
+    ...(pickup ? { scheduled: scheduledFigures(run, capacity, pickup, arrival, utilisation) } : {}),
   };
+}
+
+function scheduledFigures(
+  run: Pick<CrunchRun, "items" | "outage" | "endedAt">,
+  capacity: Capacity,
+  pickup: (arrivedAt: number) => number,
+  arrival: (item: CrunchRun["items"][number]) => number,
+  utilisation: (window: Interval[], ms: number) => number,
+): { optimum: number; utilisation: number; dueUpMs: number } {
+  const seen = (item: CrunchRun["items"][number]) => Math.min(pickup(arrival(item)), item.submittedAt ?? Infinity);
+  const jobs = run.items.map((item) => ({ arrivedAt: seen(item), deadlineAt: item.deadlineAt }));
+  const down = run.outage.map(([from, to]) => ({ from, to }));
+  const optimum = deadlineOptimum(jobs, { servers: capacity.servers, jobMs: 2 * capacity.callMs, doneAfterMs: capacity.callMs, down }).count;
+  const dueUp = subtract(union(run.items.map((item): Interval => [seen(item), item.submittedAt ?? run.endedAt])), run.outage);
+  const dueUpMs = lengthOf(dueUp);
+  return { optimum, utilisation: utilisation(dueUp, dueUpMs), dueUpMs };
 }

@@ -33,7 +33,7 @@ export interface AuthorityGate {
    * was made (the breaker is open, or `signal` aborted while the call waited for its turn).
    */
   call<T>(kind: CallKind, work: (adapter: AuthorityAdapter) => Promise<T>, signal?: AbortSignal): Promise<T | typeof BREAKER_OPEN>;
-  /** Whether a call may go now: the breaker is closed, or its probe is due. */
+  /** Whether a call may go now: the breaker is closed, or its probe is due (after this process's probe, if one is out, has its answer). */
   mayCall(): Promise<boolean>;
   /** The breaker's state as this process last saw it (the metric). */
   breakerState(): BreakerView["state"];
@@ -62,9 +62,9 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
   let breaker: BreakerView = { state: "closed", until: null };
   let readAt = Number.NEGATIVE_INFINITY;
   let failuresInARow = 0;
-  let probing = false;
-  /** While this process's probe is out: resolves when its answer has opened or closed the breaker. */
+  /** While this process asks for or makes the probe: resolves when its answer has opened or closed the breaker. */
   let probeSettled: Promise<void> | undefined;
+  let settleProbe = () => {};
   let calls = 0;
   const lines: Record<CallKind, Line> = { submit: new Line(), status: new Line() };
 
@@ -90,29 +90,32 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
     readAt = now.getTime();
   }
 
-  /** True when this process got the one probe call. */
+  /**
+   * True when this process got the one probe call. Its other calls do not race it for the probe:
+   * from the first ask on they wait for the probe's answer (`probeSettled`).
+   */
   async function claimProbe(): Promise<boolean> {
-    if (probing) return false;
-    const now = clock();
-    // The probe's turn lasts as long as one call may: a probe whose process died frees it then.
-    const until = new Date(now.getTime() + config.authorityTimeoutMs + 1000).toISOString();
-    if (!(await store.claimAuthorityBreakerProbe(authority, { owner, until, now: now.toISOString() }))) {
-      readAt = Number.NEGATIVE_INFINITY;
-      return false;
-    }
-    breaker = { state: "halfOpen", until };
-    probing = true;
-    return true;
-  }
-
-  /** Marks the probe out; the returned function settles it. */
-  function probeOut(): () => void {
+    if (probeSettled) return false;
     const settled = signal();
     probeSettled = settled.promise;
-    return () => {
+    settleProbe = () => {
       probeSettled = undefined;
       settled.resolve();
     };
+    const now = clock();
+    // The probe's turn lasts as long as one call may: a probe whose process died frees it then.
+    const until = new Date(now.getTime() + config.authorityTimeoutMs + 1000).toISOString();
+    const won = await store.claimAuthorityBreakerProbe(authority, { owner, until, now: now.toISOString() }).catch((error: unknown) => {
+      settleProbe();
+      throw error;
+    });
+    if (!won) {
+      readAt = Number.NEGATIVE_INFINITY;
+      settleProbe();
+      return false;
+    }
+    breaker = { state: "halfOpen", until };
+    return true;
   }
 
   /** A slot for one call, in this process's line for `kind`; undefined when the breaker is open. */
@@ -144,28 +147,25 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
 
     async call(kind, work, stop) {
       let probe = false;
-      let settleProbe = () => {};
       let seen = await current();
-      // This process's probe is out: its answer decides, so wait for it instead of giving up.
-      if (admission(seen, clock().getTime()) === "wait" && probeSettled) {
+      // This process asks for or makes the probe: its answer decides, so wait for it instead of giving up.
+      if (admission(seen, clock().getTime()) !== "go" && probeSettled) {
         await probeSettled;
         seen = breaker;
       }
       if (admission(seen, clock().getTime()) !== "go") {
         if (admission(seen, clock().getTime()) === "wait" || !(await claimProbe())) return BREAKER_OPEN;
         probe = true;
-        settleProbe = probeOut();
       }
+      const settle = probe ? settleProbe : () => {};
       calls += 1;
       const holder = `${owner}#${calls}`;
       const slot = await takeSlot(kind, holder, probe, stop).catch((error: unknown) => {
-        if (probe) probing = false;
-        settleProbe();
+        settle();
         throw error;
       });
       if (!slot) {
-        if (probe) probing = false;
-        settleProbe();
+        settle();
         return BREAKER_OPEN;
       }
       try {
@@ -176,14 +176,13 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
           if (!probe && (await current(true)).state !== "closed") return BREAKER_OPEN;
         }
         const answer = await work(adapter).catch(async (error: unknown) => {
-          await settle(isRetryable(error) ? "transient" : "answered", probe);
+          await afterAnswer(isRetryable(error) ? "transient" : "answered", probe);
           throw error;
         });
-        await settle("answered", probe);
+        await afterAnswer("answered", probe);
         return answer;
       } finally {
-        if (probe) probing = false;
-        settleProbe();
+        settle();
         await store.releaseAuthoritySlot(authority, slot.slot, holder).catch(() => undefined);
         lines.submit.free();
         lines.status.free();
@@ -191,15 +190,17 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
     },
 
     async mayCall() {
+      // This process's probe is out: its answer tells.
+      if (probeSettled) await probeSettled;
       const state = await current();
       const now = clock().getTime();
-      return admission(state, now) === "go" || (admission(state, now) === "probe" && !probing);
+      return admission(state, now) === "go" || (admission(state, now) === "probe" && !probeSettled);
     },
 
     breakerState: () => breaker.state,
   };
 
-  async function settle(result: "answered" | "transient", probe: boolean): Promise<void> {
+  async function afterAnswer(result: "answered" | "transient", probe: boolean): Promise<void> {
     const next = afterCall({ failuresInARow, probe, state: breaker.state, result }, config.authorityBreakerFailures);
     failuresInARow = next.failuresInARow;
     if (next.change !== "none") await change(next.change);

@@ -84,6 +84,8 @@ interface Pass {
   dueBefore: string;
   /** When to take up new batches again (deps.nextPassAt), if ever. */
   refreshAt: number;
+  /** A refresh under way: claims go on meanwhile, with what was due before it. */
+  refreshing?: Promise<void>;
   counts: BotCounts;
   /** The batches counted in `counts.batches`. */
   batches: Set<string>;
@@ -137,18 +139,20 @@ export async function runBotOnce(deps: BotDeps): Promise<BotCounts> {
 
 /**
  * Company by company (every statement names its company; docs/scaling.md), several at once:
- * batches into the queue, and deadlines at risk announced (paused work types' too).
+ * batches into the queue, and (unless `queueOnly`, as in a refresh) deadlines at risk announced
+ * (paused work types' too).
  */
-async function takeUpBatches(deps: BotDeps, started: Date): Promise<void> {
+async function takeUpBatches(deps: BotDeps, started: Date, queueOnly = false): Promise<void> {
   const clock = deps.clock ?? (() => new Date());
   const riskBefore = new Date(started.getTime() + DEADLINE_RISK_MS).toISOString();
   const companies = await deps.store.companiesWithBotWork();
   const failure: { error?: unknown } = {};
-  await forEachConcurrently(companies, deps.config.botConcurrency, async ({ companyId, toQueue }) => {
+  const work = queueOnly ? companies.filter((company) => company.toQueue) : companies;
+  await forEachConcurrently(work, deps.config.botConcurrency, async ({ companyId, toQueue }) => {
     if (deps.signal?.aborted || "error" in failure) return;
     try {
       if (toQueue) await deps.store.queueBatches(companyId, clock().toISOString());
-      await deps.store.flagDeadlinesAtRisk(companyId, { riskBefore, now: clock().toISOString() });
+      if (!queueOnly) await deps.store.flagDeadlinesAtRisk(companyId, { riskBefore, now: clock().toISOString() });
     } catch (error) {
       // Stop starting companies; the ones under way finish before the pass reports the error.
       if (!("error" in failure)) failure.error = error;
@@ -213,8 +217,21 @@ async function fileDueItems(pass: Pass): Promise<void> {
   await inHand(
     pass,
     async (limit) => {
-      if (pass.clock().getTime() >= pass.refreshAt) await refresh(pass);
-      return store.claimFilingWork({ owner, now: pass.clock().toISOString(), dueBefore: pass.dueBefore, leaseExpiresAt: leaseUntil(pass), limit });
+      if (pass.clock().getTime() >= pass.refreshAt && !pass.refreshing) {
+        pass.refreshing = refresh(pass)
+          .catch((error: unknown) => {
+            pass.stop ??= { kind: "failure", error };
+          })
+          .finally(() => {
+            pass.refreshing = undefined;
+          });
+      }
+      const claim = () => store.claimFilingWork({ owner, now: pass.clock().toISOString(), dueBefore: pass.dueBefore, leaseExpiresAt: leaseUntil(pass), limit });
+      const items = await claim();
+      if (items.length > 0 || !pass.refreshing) return items;
+      // The queue is empty for now: what the refresh takes up is next.
+      await pass.refreshing;
+      return claim();
     },
     (item) => counted(pass, submitItem(pass, item)),
     async () => false,
@@ -223,9 +240,13 @@ async function fileDueItems(pass: Pass): Promise<void> {
   });
 }
 
-/** The pass goes on as a new one would begin: new batches join the queue, and are due now. */
+/**
+ * The pass goes on as a new one would begin: new batches join the queue, and are due from then.
+ * Deadlines at risk wait for the next real pass: looking at every company's items each second
+ * would hold the store up, and the two hours' notice does not need it.
+ */
 async function refresh(pass: Pass): Promise<void> {
-  await takeUpBatches(pass.deps, pass.clock());
+  await takeUpBatches(pass.deps, pass.clock(), true);
   pass.dueBefore = pass.clock().toISOString();
   const next = pass.deps.nextPassAt?.()?.getTime() ?? Number.POSITIVE_INFINITY;
   // A schedule that names no later time (or a past one) is asked again in a second.
