@@ -86,6 +86,8 @@ interface Pass {
   refreshAt: number;
   /** A refresh under way: claims go on meanwhile, with what was due before it. */
   refreshing?: Promise<void>;
+  /** Deadlines being flagged: it holds some items for a moment, so an empty claim meanwhile is not the end. */
+  flagging?: Promise<void>;
   counts: BotCounts;
   /** The batches counted in `counts.batches`. */
   batches: Set<string>;
@@ -102,7 +104,7 @@ export async function runBotOnce(deps: BotDeps): Promise<BotCounts> {
   const started = clock();
   const counts: BotCounts = { batches: 0, submitted: 0, succeeded: 0, failed: 0, retried: 0 };
   try {
-    await takeUpBatches(deps, started);
+    const watched = await takeUpBatches(deps);
     let wake = signal();
     const pass: Pass = {
       deps,
@@ -118,7 +120,12 @@ export async function runBotOnce(deps: BotDeps): Promise<BotCounts> {
       },
       filingDone: false,
     };
+    // Deadlines are watched beside the filing: the slots need not wait for every company's look.
+    pass.flagging = flagDeadlines(deps, watched, started).catch((error: unknown) => {
+      pass.stop ??= { kind: "failure", error };
+    });
     await Promise.all([
+      pass.flagging,
       fileDueItems(pass).finally(() => {
         pass.filingDone = true;
         pass.wakePolls();
@@ -139,22 +146,31 @@ export async function runBotOnce(deps: BotDeps): Promise<BotCounts> {
 
 /**
  * Company by company (every statement names its company; docs/scaling.md), several at once:
- * batches into the queue, and (unless `queueOnly`, as in a refresh) deadlines at risk announced
- * (paused work types' too).
+ * the companies' new batches into the queue. Returns every company with unfinished batches,
+ * whose deadlines are watched.
  */
-async function takeUpBatches(deps: BotDeps, started: Date, queueOnly = false): Promise<void> {
+async function takeUpBatches(deps: BotDeps): Promise<number[]> {
+  const clock = deps.clock ?? (() => new Date());
+  const companies = await deps.store.companiesWithBotWork();
+  await eachCompany(deps, companies.filter((company) => company.toQueue).map((company) => company.companyId), (companyId) => deps.store.queueBatches(companyId, clock().toISOString()));
+  return companies.map((company) => company.companyId);
+}
+
+/** Items not filed two hours before their deadline announced at risk (paused work types' too), beside the filing. */
+function flagDeadlines(deps: BotDeps, companies: number[], started: Date): Promise<void> {
   const clock = deps.clock ?? (() => new Date());
   const riskBefore = new Date(started.getTime() + DEADLINE_RISK_MS).toISOString();
-  const companies = await deps.store.companiesWithBotWork();
+  return eachCompany(deps, companies, (companyId) => deps.store.flagDeadlinesAtRisk(companyId, { riskBefore, now: clock().toISOString() }));
+}
+
+/** BOT_CONCURRENCY companies at once; the first failure stops starting more, and is thrown once the rest are done. */
+async function eachCompany(deps: BotDeps, companies: number[], work: (companyId: number) => Promise<unknown>): Promise<void> {
   const failure: { error?: unknown } = {};
-  const work = queueOnly ? companies.filter((company) => company.toQueue) : companies;
-  await forEachConcurrently(work, deps.config.botConcurrency, async ({ companyId, toQueue }) => {
+  await forEachConcurrently(companies, deps.config.botConcurrency, async (companyId) => {
     if (deps.signal?.aborted || "error" in failure) return;
     try {
-      if (toQueue) await deps.store.queueBatches(companyId, clock().toISOString());
-      if (!queueOnly) await deps.store.flagDeadlinesAtRisk(companyId, { riskBefore, now: clock().toISOString() });
+      await work(companyId);
     } catch (error) {
-      // Stop starting companies; the ones under way finish before the pass reports the error.
       if (!("error" in failure)) failure.error = error;
     }
   });
@@ -228,9 +244,10 @@ async function fileDueItems(pass: Pass): Promise<void> {
       }
       const claim = () => store.claimFilingWork({ owner, now: pass.clock().toISOString(), dueBefore: pass.dueBefore, leaseExpiresAt: leaseUntil(pass), limit });
       const items = await claim();
-      if (items.length > 0 || !pass.refreshing) return items;
-      // The queue is empty for now: what the refresh takes up is next.
-      await pass.refreshing;
+      if (items.length > 0 || (!pass.refreshing && !pass.flagging)) return items;
+      // Empty for now: what the refresh takes up is next, and items the flags held come free.
+      await Promise.all([pass.refreshing, pass.flagging]);
+      pass.flagging = undefined;
       return claim();
     },
     (item) => counted(pass, submitItem(pass, item)),
@@ -246,7 +263,7 @@ async function fileDueItems(pass: Pass): Promise<void> {
  * would hold the store up, and the two hours' notice does not need it.
  */
 async function refresh(pass: Pass): Promise<void> {
-  await takeUpBatches(pass.deps, pass.clock(), true);
+  await takeUpBatches(pass.deps);
   pass.dueBefore = pass.clock().toISOString();
   const next = pass.deps.nextPassAt?.()?.getTime() ?? Number.POSITIVE_INFINITY;
   // A schedule that names no later time (or a past one) is asked again in a second.
