@@ -16,6 +16,7 @@ const TRACK_HEIGHT = 22;
 const BAR_INSET = 5;
 /** The room for what the bot can file is drawn up to this multiple of the largest bar, so small queues stay visible. */
 const ROOM_SCALE = 1.25;
+const NUB_PX = 4;
 
 const count = (n: number) => n.toLocaleString("en");
 
@@ -43,6 +44,13 @@ function texts(row: DeadlineOutlook, rateKnown: boolean, now: Date): { when: str
 
 const percent = (value: number, scale: number) => `${((Math.min(value, scale) / scale) * 100).toFixed(2)}%`;
 
+/** A bar's part from `from` for `value` items; under a nub of NUB_PX (fill only), so that a few items out of thousands still show. */
+function barPart(from: number, value: number, scale: number, y: number, height: number, kind: string): Html {
+  if (value <= 0) return html``;
+  const x = percent(from, scale);
+  return html`<rect x="${x}" y="${y}" width="${NUB_PX}" height="${height}" class="${kind}-fill"></rect><rect x="${x}" y="${y}" width="${percent(value, scale)}" height="${height}" class="${kind}"></rect>`;
+}
+
 function barRow(row: DeadlineOutlook, index: number, scale: number, rateKnown: boolean, now: Date): Html {
   const top = index * ROW_HEIGHT;
   const track = top + TRACK_TOP;
@@ -56,8 +64,8 @@ function barRow(row: DeadlineOutlook, index: number, scale: number, rateKnown: b
 <text x="0" y="${top + 14}" class="dl-label">${when}</text>
 <text x="100%" y="${top + 14}" text-anchor="end" class="dl-to-go">${toGo}</text>
 ${roomShown ? html`<rect x="0" y="${track}" width="${percent(row.canFile, scale)}" height="${TRACK_HEIGHT}" class="dl-room"></rect>` : ""}
-${onTime > 0 ? html`<rect x="0" y="${bar}" width="${percent(onTime, scale)}" height="${barHeight}" class="${rateKnown ? "dl-in-time" : "dl-waiting"}"></rect>` : ""}
-${late > 0 ? html`<rect x="${percent(onTime, scale)}" y="${bar - 2}" width="${percent(late, scale)}" height="${barHeight + 4}" class="dl-late"></rect>` : ""}
+${barPart(0, onTime, scale, bar, barHeight, rateKnown ? "dl-in-time" : "dl-waiting")}
+${barPart(onTime, late, scale, bar - 2, barHeight + 4, "dl-late")}
 ${roomShown && row.canFile <= scale ? html`<line x1="${percent(row.canFile, scale)}" x2="${percent(row.canFile, scale)}" y1="${track - 3}" y2="${track + TRACK_HEIGHT + 3}" class="dl-marker"></line>` : ""}
 <text x="0" y="${top + 58}" class="dl-load">${load}</text>
 <text x="100%" y="${top + 58}" text-anchor="end" class="${late > 0 ? "dl-late-text" : "dl-ok-text"}">${outcome}</text>
