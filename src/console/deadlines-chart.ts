@@ -102,7 +102,7 @@ export function deadlinesSection(overview: Overview, now: Date): Html {
   const room = rateKnown ? Math.max(...rows.map((row) => row.canFile)) : 0;
   const scale = Math.max(largest, Math.min(room, largest * ROOM_SCALE));
   const late = rows.reduce((sum, row) => sum + (row.deadlineAt === null ? 0 : row.beyond), 0);
-  const missed = deadlines.overdue > 0 ? html`<strong>${count(deadlines.overdue)} ${deadlines.overdue === 1 ? "item has" : "items have"} missed their deadline.</strong> ` : "";
+  const missed = deadlines.overdue > 0 ? html`<strong>${count(deadlines.overdue)} ${deadlines.overdue === 1 ? "item has missed its" : "items have missed their"} deadline.</strong> ` : "";
   const others = deadlines.overdue > 0 ? "every other waiting item" : "every waiting item";
   const rate = rateKnown
     ? html`${missed}The bot filed ${count(bot.submittedLastHour)} items in the last hour; at that rate, ${late > 0 ? html`<strong>${count(late)} ${deadlines.overdue > 0 ? "more " : ""}will be late</strong>` : `${others} is filed in time`}. Times are UTC.`
@@ -117,7 +117,7 @@ export function deadlinesSection(overview: Overview, now: Date): Html {
 ${rows.map((row, index) => barRow(row, index, scale, rateKnown, now))}
 </svg>
 <figcaption class="dl-legend" aria-hidden="true">
-<span><svg width="18" height="12" class="dl-key"><rect width="18" height="12" class="dl-room"></rect></svg> what the bot can file in time</span>
+${rateKnown ? html`<span><svg width="18" height="12" class="dl-key"><rect width="18" height="12" class="dl-room"></rect></svg> what the bot can file in time</span>` : ""}
 <span><svg width="18" height="12" class="dl-key"><rect y="2" width="18" height="8" class="${rateKnown ? "dl-in-time" : "dl-waiting"}"></rect></svg> waiting${rateKnown ? ", filed in time" : ""}</span>
 <span><svg width="18" height="12" class="dl-key"><rect width="18" height="12" class="dl-late"></rect></svg> late, or late at this rate</span>
 </figcaption>

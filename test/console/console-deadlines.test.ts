@@ -71,5 +71,21 @@ for (const backend of await availableBackends()) {
         await t.close();
       }
     });
+
+    test("with nothing filed in the last hour there is no rate to go by: the bars are not split, the table says unknown", async () => {
+      const t = await createTestApp(backend);
+      try {
+        const admin = await createOperatorAccount(t.store, { email: "admin@example.com", role: "admin" });
+        const client = await signedInClient(t.app, admin.email, admin.password);
+        await seedDeadlineQueue(t, { filedLastHour: 0, overdue: 1, deadlines: [{ inHours: 5, items: 2, companies: 1 }] });
+        const { body } = await client.get("/console");
+        assert.match(body, /<strong>1 item has missed its deadline\.<\/strong> The bot filed nothing in the last hour, so there is no rate/);
+        assert.deepEqual(tableRows(body).map((row) => row.slice(1)), [["1", "—", "0", "1"], ["2", "1", "unknown", "unknown"]]);
+        assert.equal(body.match(/class="dl-late"/g)?.length, 2, "the overdue bar and its legend key only");
+        assert.doesNotMatch(body, /class="dl-room"/, "no room drawn without a rate");
+      } finally {
+        await t.close();
+      }
+    });
   });
 }
