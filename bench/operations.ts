@@ -11,19 +11,26 @@
  *     last 30 days, all Completed: 97.5% Successful (application and registration numbers), 2%
  *     Failed (error `{"code":"AUTHORITY_REJECTED",…}`, completed within the last 7 days), 0.5%
  *     Cancelled;
- *   - 0.2% Submitted (application number, no decision yet) in Processing batches of the last day;
- *   - a few hundred New items in the Open batches of up to 200 companies, of the last hour.
+ *   - 0.2% Submitted (application number, no decision yet) in Processing batches, filed over the
+ *     last day (some of them in the last hour);
+ *   - `--new` New items (400 by default, two in the Open batch of each of 200 companies; more
+ *     fill the Open batches of every company), accepted over the last hour, waiting for seven
+ *     deadlines, as in a crunch: 5% overdue (2 h ago), 65% due in 2 h, and 5% each due a day,
+ *     two, three … six days after that.
  *
  * The rows go through the real schema, so the triggers of migration 0009 keep the per-company
  * counters (New items left out: the overview counts those itself); after seeding, the counters
- * are compared with a GROUP BY count of the items (a failed check fails the run), and the
- * overview's counts must add up to every item. PostgreSQL then gets VACUUM ANALYZE, as autovacuum would give it
- * after such a load; SQLite gets nothing, as the service runs no ANALYZE.
+ * are compared with a GROUP BY count of the items (a failed check fails the run), the overview's
+ * counts must add up to every item and its deadlines to the seeded ones. PostgreSQL then gets
+ * VACUUM ANALYZE, as autovacuum would give it after such a load; SQLite gets nothing, as the
+ * service runs no ANALYZE.
  *
  * Then, through the store (the way the API calls it), each probe is called `--samples` times one
  * after another after a short warm-up, and p50/p95/p99/max of its wall time are reported:
  *
  *   overview        buildOverview (src/operators/overview.ts): what the Overview route returns
+ *   deadlines       deadlineOverview and countSubmittedSince alone: the Overview's queue by
+ *                   deadline and the bot's last hour (SPEC §14)
  *   page            listAllWorkItems, newest first, 50 items: the WorkItems page
  *   status=Failed   the same with status Failed
  *   companyId       the same for one company (companies spread over all of them)
@@ -37,6 +44,7 @@
  *
  *   npm run bench:operations                                   both stores, 1,000,000 items
  *   npm run bench:operations -- --store sqlite --items 100000 --samples 50
+ *   npm run bench:operations -- --new 100000                   a crunch: 100,000 items waiting
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg, totalmem } from "node:os";
@@ -45,10 +53,10 @@ import Database from "better-sqlite3";
 import pg from "pg";
 import { freePort, startServer } from "../scripts/lib/processes.ts";
 import { createOperatorAccount, issueOperatorToken } from "../src/operators/accounts.ts";
-import { buildOverview } from "../src/operators/overview.ts";
+import { buildOverview, NEXT_DEADLINES } from "../src/operators/overview.ts";
 import { openPostgresStore } from "../src/store/postgres/postgres-store.ts";
 import { openSqliteStore } from "../src/store/sqlite/sqlite-store.ts";
-import type { Store } from "../src/store/store.ts";
+import type { DeadlineOverview, Store } from "../src/store/store.ts";
 import { benchFlags, wholeNumber } from "./lib/args.ts";
 import { ROOT, serverEnv } from "./lib/setup.ts";
 import { postgresBenchStore, PRELOAD_REQUEST, sqliteBenchStore, type BenchStore } from "./lib/stores.ts";
@@ -57,6 +65,7 @@ const USAGE = `usage: npm run bench:operations -- [flags]
   --store sqlite|postgres|both   stores to measure (default both)
   --items N                      stored work items (default 1000000)
   --companies N                  companies they belong to (default 1000)
+  --new N                        of them New, waiting to be filed (default 400; e.g. 100000 for a crunch)
   --samples N                    timed calls per probe (default 200)
   --postgres-url URL             PostgreSQL server (default postgres://root@127.0.0.1:5432/test)
   --keep                         keep the temp SQLite folder / PostgreSQL schema
@@ -66,7 +75,6 @@ const PAGE_SIZE = 50;
 const PER_BATCH = 100;
 const HISTORY_DAYS = 30;
 const FAILED_WITHIN_DAYS = 7;
-const OPEN_COMPANIES = 200;
 const NEW_PER_OPEN_BATCH = 2;
 const SUBMITTED_SHARE = 0.002;
 const TARGETS = { overview: 100, page: 50 } as const;
@@ -78,6 +86,7 @@ interface Options {
   stores: Array<"sqlite" | "postgres">;
   items: number;
   companies: number;
+  newItems: number;
   samples: number;
   postgresUrl: string;
   keep: boolean;
@@ -88,6 +97,7 @@ function parseOptions(argv: string[]): Options {
     store: { type: "string", default: "both" },
     items: { type: "string", default: "1000000" },
     companies: { type: "string", default: "1000" },
+    new: { type: "string", default: "400" },
     samples: { type: "string", default: "200" },
     "postgres-url": { type: "string", default: "postgres://root@127.0.0.1:5432/test" },
     keep: { type: "boolean", default: false },
@@ -99,11 +109,13 @@ function parseOptions(argv: string[]): Options {
     stores,
     items: wholeNumber("items", values.items),
     companies: wholeNumber("companies", values.companies),
+    newItems: wholeNumber("new", values.new),
     samples: wholeNumber("samples", values.samples),
     postgresUrl: values["postgres-url"],
     keep: values.keep,
   };
   if (options.items < 10 * PER_BATCH) throw new Error(`--items must be at least ${10 * PER_BATCH}`);
+  if (options.newItems > options.items / 2) throw new Error("--new must be at most half of --items");
   return options;
 }
 
@@ -119,22 +131,23 @@ interface Plan {
   /** Submitted items after them, in Processing batches of PER_BATCH. */
   submittedBatches: number;
   submitted: number;
-  /** New items last, NEW_PER_OPEN_BATCH in the Open batch of each of companies 1..openBatches. */
+  /** New items last, newPerBatch in the Open batch of each of companies 1..openBatches (the last one may hold fewer). */
   openBatches: number;
+  newPerBatch: number;
   newItems: number;
   /** Unix seconds: the history starts here; the run's "now" is start + HISTORY_DAYS days. */
   start: number;
   now: number;
 }
 
-function plan(items: number, companies: number): Plan {
-  const openBatches = Math.min(OPEN_COMPANIES, companies);
-  const newItems = openBatches * NEW_PER_OPEN_BATCH;
+function plan(items: number, companies: number, newItems: number): Plan {
+  const newPerBatch = Math.max(NEW_PER_OPEN_BATCH, Math.ceil(newItems / companies));
+  const openBatches = Math.ceil(newItems / newPerBatch);
   const submittedBatches = Math.max(1, Math.round((items * SUBMITTED_SHARE) / PER_BATCH));
   const submitted = submittedBatches * PER_BATCH;
   const history = items - submitted - newItems;
   const now = Math.floor(Date.now() / 1000);
-  return { items, companies, history, historyBatches: Math.ceil(history / PER_BATCH), submittedBatches, submitted, openBatches, newItems, start: now - HISTORY_DAYS * DAY_S, now };
+  return { items, companies, history, historyBatches: Math.ceil(history / PER_BATCH), submittedBatches, submitted, openBatches, newPerBatch, newItems, start: now - HISTORY_DAYS * DAY_S, now };
 }
 
 /** What differs between the two stores' seeding SQL: a timestamp from Unix seconds, a JSON object. */
@@ -182,21 +195,57 @@ function historySelect(d: Dialect, p: Plan, request: string): string {
       ${d.ts(`${created} + 3 * ${DAY_S}`)}`;
 }
 
+/**
+ * The deadline of the j-th New item (from 0), in seconds after the plan's now: one in twenty is
+ * overdue, thirteen are due in 2 h, the other six a day, two … six days after that.
+ * `newDeadlineSql` is the same rule in SQL over `j`.
+ */
+const newDeadline = (j: number) => (j % 20 === 0 ? -7200 : j % 20 <= 13 ? 7200 : 7200 + ((j % 20) - 13) * DAY_S);
+const newDeadlineSql = (j: string) => `CASE WHEN ${j} % 20 = 0 THEN -7200 WHEN ${j} % 20 <= 13 THEN 7200 ELSE 7200 + (${j} % 20 - 13) * ${DAY_S} END`;
+/** Submitted items are filed 600 s after being accepted, accepted over the day before now minus 1,200 s. */
+const submittedCreated = (i: number, p: Plan) => p.now - DAY_S + Math.floor((i * (DAY_S - 1200)) / p.submitted);
+
 /** Submitted items (after the history) and New items (last), one SELECT over `n`. */
 function recentSelect(d: Dialect, p: Plan, request: string): string {
   const firstNew = p.history + p.submitted + 1;
   const isNew = `n >= ${firstNew}`;
-  // Submitted: batch history+1.., companies taking turns; New: companies 1..openBatches, two each.
+  const j = `(n - ${firstNew})`;
+  // Submitted: batch history+1.., companies taking turns; New: companies 1..openBatches, newPerBatch each.
   const submittedBatch = `${p.historyBatches} + (n - ${p.history} - 1) / ${PER_BATCH} + 1`;
-  const newCompany = `(n - ${firstNew}) / ${NEW_PER_OPEN_BATCH} + 1`;
+  const newCompany = `${j} / ${p.newPerBatch} + 1`;
   const company = `CASE WHEN ${isNew} THEN ${newCompany} ELSE (${submittedBatch} - 1) % ${p.companies} + 1 END`;
   const batch = `CASE WHEN ${isNew} THEN ${p.historyBatches + p.submittedBatches} + ${newCompany} ELSE ${submittedBatch} END`;
-  const created = `CASE WHEN ${isNew} THEN ${p.now} - 3600 + (n - ${firstNew}) ELSE ${p.now} - ${DAY_S} + (n - ${p.history}) * 10 END`;
+  const created = `CASE WHEN ${isNew} THEN ${p.now} - 3600 + (${j} * 3600) / ${p.newItems} ELSE ${p.now} - ${DAY_S} + ((n - ${p.history}) * ${DAY_S - 1200}) / ${p.submitted} END`;
+  const deadline = `CASE WHEN ${isNew} THEN ${p.now} + ${newDeadlineSql(j)} ELSE ${created} + 3 * ${DAY_S} END`;
   return `SELECT n, ${company}, ${batch}, 'AuthorityRvdm', CASE WHEN ${isNew} THEN 'New' ELSE 'Submitted' END,
       'RECENT-' || n, 'DOC-' || n, 'https://integrator.example/hooks/work-items', ${request}, NULL, NULL,
       CASE WHEN ${isNew} THEN 0 ELSE 1 END, ${d.ts(created)}, ${d.ts(created)}, NULL,
       CASE WHEN ${isNew} THEN NULL ELSE 'RVDM-A-' || n END, NULL,
-      CASE WHEN ${isNew} THEN NULL ELSE ${d.ts(`${created} + 600`)} END, NULL, ${d.ts(`${created} + 3 * ${DAY_S}`)}`;
+      CASE WHEN ${isNew} THEN NULL ELSE ${d.ts(`${created} + 600`)} END, NULL, ${d.ts(deadline)}`;
+}
+
+/** What the Overview should say of the seeded queue at the plan's now (SPEC §14). */
+function expectedDeadlines(p: Plan): { overdue: number; next: Array<{ deadlineAt: string; unsubmitted: number; companies: number }>; submittedLastHour: number } {
+  let overdue = 0;
+  const due = new Map<number, { unsubmitted: number; companies: Set<number> }>();
+  for (let j = 0; j < p.newItems; j++) {
+    const offset = newDeadline(j);
+    if (offset < 0) {
+      overdue += 1;
+      continue;
+    }
+    const entry = due.get(offset) ?? { unsubmitted: 0, companies: new Set<number>() };
+    entry.unsubmitted += 1;
+    entry.companies.add(Math.floor(j / p.newPerBatch));
+    due.set(offset, entry);
+  }
+  const next = [...due.entries()]
+    .sort(([a], [b]) => a - b)
+    .slice(0, 5)
+    .map(([offset, entry]) => ({ deadlineAt: new Date((p.now + offset) * 1000).toISOString(), unsubmitted: entry.unsubmitted, companies: entry.companies.size }));
+  let submittedLastHour = 0;
+  for (let i = 1; i <= p.submitted; i++) if (submittedCreated(i, p) + 600 >= p.now - 3600) submittedLastHour += 1;
+  return { overdue, next, submittedLastHour };
 }
 
 /** Every batch: SELECT over `k` (its id) in the order of BATCH_COLUMNS; the caller adds the FROM. */
@@ -209,7 +258,7 @@ function batchSelect(d: Dialect, p: Plan): string {
       CASE WHEN k > ${lastSubmitted} THEN k - ${lastSubmitted} ELSE (k - 1) % ${p.companies} + 1 END,
       'AuthorityRvdm',
       CASE WHEN k > ${lastSubmitted} THEN 'Open' WHEN k > ${lastHistory} THEN 'Processing' ELSE 'Completed' END,
-      CASE WHEN k > ${lastSubmitted} THEN ${NEW_PER_OPEN_BATCH} WHEN k > ${lastHistory} THEN ${PER_BATCH} ELSE ${historyCount} END,
+      CASE WHEN k = ${lastSubmitted + p.openBatches} THEN ${p.newItems - (p.openBatches - 1) * p.newPerBatch} WHEN k > ${lastSubmitted} THEN ${p.newPerBatch} WHEN k > ${lastHistory} THEN ${PER_BATCH} ELSE ${historyCount} END,
       CASE WHEN k > ${lastSubmitted} THEN ${d.ts(`${p.now} - 3600`)} WHEN k > ${lastHistory} THEN ${d.ts(`${p.now} - ${DAY_S}`)} ELSE ${d.ts(historyCreated)} END,
       CASE WHEN k > ${lastSubmitted} THEN NULL WHEN k > ${lastHistory} THEN ${d.ts(`${p.now} - ${DAY_S} + 60`)} ELSE ${d.ts(`${historyCreated} + 60`)} END,
       CASE WHEN k > ${lastHistory} THEN NULL ELSE ${d.ts(`${historyCreated} + 7200`)} END`;
@@ -341,6 +390,7 @@ function storeProbes(store: Store, p: Plan): Probe[] {
       return items.length !== PAGE_SIZE ? `${items.length} items, not ${PAGE_SIZE}` : ok(items, i);
     },
   });
+  const expected = expectedDeadlines(p);
   const newestFirst = (items: Items) => (items.every((item, k) => k === 0 || item.workItemId < items[k - 1]!.workItemId) ? undefined : "not newest first");
   return [
     {
@@ -348,14 +398,30 @@ function storeProbes(store: Store, p: Plan): Probe[] {
       target: "overview",
       call: () => buildOverview(store, { botSchedule: "* * * * *" }),
       check: (answer) => {
-        const { companies } = answer as Awaited<ReturnType<typeof buildOverview>>;
+        const { companies, deadlines, bot } = answer as Awaited<ReturnType<typeof buildOverview>>;
         const counted = companies.reduce((sum, c) => sum + Object.values(c.counts).reduce((a, b) => a + b, 0), 0);
         const failed = companies.reduce((sum, c) => sum + c.failedLast24h, 0);
         const withNew = companies.filter((c) => c.oldestNewAt !== null).length;
         if (companies.length !== p.companies) return `${companies.length} companies, not ${p.companies}`;
         if (counted !== p.items) return `counts add up to ${counted}, not ${p.items}`;
         if (failed === 0 || withNew !== p.openBatches) return `failedLast24h ${failed}, companies with a New item ${withNew} (expected ${p.openBatches})`;
-        return undefined;
+        return deadlinesProblem(deadlines, bot.submittedLastHour, expected);
+      },
+    },
+    {
+      name: "deadlines and last hour (deadlineOverview, countSubmittedSince)",
+      target: "overview",
+      call: async () => {
+        const now = new Date();
+        const [deadlines, submittedLastHour] = await Promise.all([
+          store.deadlineOverview({ now: now.toISOString(), limit: NEXT_DEADLINES }),
+          store.countSubmittedSince(new Date(now.getTime() - 3600_000).toISOString()),
+        ]);
+        return { deadlines, submittedLastHour };
+      },
+      check: (answer) => {
+        const { deadlines, submittedLastHour } = answer as { deadlines: DeadlineOverview; submittedLastHour: number };
+        return deadlinesProblem(deadlines, submittedLastHour, expected);
       },
     },
     page("WorkItems page (newest first)", () => ({ limit: PAGE_SIZE }), (items) => newestFirst(items) ?? (items[0]!.workItemId === p.items ? undefined : "does not start at the newest item")),
@@ -371,6 +437,20 @@ function storeProbes(store: Store, p: Plan): Probe[] {
       (items, i) => newestFirst(items) ?? (items[0]!.workItemId === spread(i, 199, p.items - PAGE_SIZE) + PAGE_SIZE - 1 ? undefined : "does not start right below the cursor"),
     ),
   ];
+}
+
+/**
+ * What is wrong with the deadlines and the last hour's count, if anything. Time moves on while
+ * the bench runs: the seeded deadlines are hours away, but the last hour's submits drop out.
+ */
+function deadlinesProblem(deadlines: DeadlineOverview, submittedLastHour: number, expected: ReturnType<typeof expectedDeadlines>): string | undefined {
+  if (JSON.stringify(deadlines) !== JSON.stringify({ overdue: expected.overdue, next: expected.next })) {
+    return `deadlines ${JSON.stringify(deadlines).slice(0, 300)}, expected ${JSON.stringify({ overdue: expected.overdue, next: expected.next }).slice(0, 300)}`;
+  }
+  if (submittedLastHour > expected.submittedLastHour || (expected.submittedLastHour > 0 && submittedLastHour === 0)) {
+    return `submittedLastHour ${submittedLastHour}, seeded ${expected.submittedLastHour}`;
+  }
+  return undefined;
 }
 
 /**
@@ -465,8 +545,8 @@ async function runStore(kind: "sqlite" | "postgres", options: Options): Promise<
   try {
     log(`${kind}: ${bench.description}; the real migrations`);
     await (await open()).close();
-    const p = plan(options.items, options.companies);
-    log(`${kind}: seeding ${p.items.toLocaleString("en")} items over ${p.companies.toLocaleString("en")} companies (${p.newItems} New in ${p.openBatches} Open batches, ${p.submitted.toLocaleString("en")} Submitted)`);
+    const p = plan(options.items, options.companies, options.newItems);
+    log(`${kind}: seeding ${p.items.toLocaleString("en")} items over ${p.companies.toLocaleString("en")} companies (${p.newItems.toLocaleString("en")} New in ${p.openBatches} Open batches, ${p.submitted.toLocaleString("en")} Submitted)`);
     const started = performance.now();
     const counters = kind === "sqlite" ? seedSqlite(bench.databaseUrl.slice("sqlite:".length), p) : await seedPostgres(bench.databaseUrl, p);
     const seedSeconds = (performance.now() - started) / 1000;
@@ -534,7 +614,7 @@ async function main(): Promise<number> {
   const machine = `${cpus()[0]?.model ?? "unknown"}, ${availableParallelism()} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GB, Node ${process.version}`;
   const load = (l: number[]) => l.map((n) => n.toFixed(2)).join(" ");
   const lines = [
-    `Operations: ${options.items.toLocaleString("en")} work items over ${options.companies.toLocaleString("en")} companies, ${options.samples} samples per measurement, called through the store one after another, page size ${PAGE_SIZE}`,
+    `Operations: ${options.items.toLocaleString("en")} work items over ${options.companies.toLocaleString("en")} companies, ${options.newItems.toLocaleString("en")} of them New, ${options.samples} samples per measurement, called through the store one after another, page size ${PAGE_SIZE}`,
     "",
     ...table(runs),
     "",
@@ -553,7 +633,7 @@ async function main(): Promise<number> {
     startedAt: startedAt.toISOString(),
     command: `npm run bench:operations -- ${process.argv.slice(2).join(" ")}`.trim(),
     machine: { description: machine, loadAverageStart, loadAverageEnd },
-    settings: { items: options.items, companies: options.companies, samples: options.samples, pageSize: PAGE_SIZE, targetsP95Ms: TARGETS },
+    settings: { items: options.items, companies: options.companies, newItems: options.newItems, samples: options.samples, pageSize: PAGE_SIZE, targetsP95Ms: TARGETS },
     runs,
     checks,
   };

@@ -1,5 +1,5 @@
 /**
- * GET /console: the companies and the bot (SPEC §12.3), and its live part alone at
+ * GET /console: the deadlines, the companies and the bot (SPEC §12.3, §14), and its live part alone at
  * /console/overview/live, which console.js fetches every 30 s to swap in without a reload.
  * POST /console/bot/pause and /console/bot/resume.
  */
@@ -10,6 +10,7 @@ import { ApiError } from "../errors.ts";
 import { buildOverview, type Overview } from "../operators/overview.ts";
 import { mayAct } from "../operators/roles.ts";
 import { html, queryString, type Html } from "./html.ts";
+import { deadlinesSection } from "./deadlines-chart.ts";
 import { csrfField, page, reasonField, time, type Viewer } from "./layout.ts";
 import { formField, operatorAction, viewerOf } from "./security.ts";
 
@@ -39,7 +40,7 @@ function companiesTable(overview: Overview): Html {
 }
 
 function botBlock(overview: Overview, viewer: Viewer): Html {
-  const { lastPass, nextPassAt, pausedWorkTypes, breaker } = overview.bot;
+  const { submittedLastHour, lastPass, nextPassAt, pausedWorkTypes, breaker } = overview.bot;
   const canAct = mayAct(viewer.operator.role);
   const paused = pausedWorkTypes.map(
     (workType, index) => html`<li>${workType}${canAct
@@ -48,6 +49,7 @@ ${reasonField(`resume-reason-${index}`)} <button type="submit">Resume ${workType
       : ""}</li>`,
   );
   return html`<dl class="facts">
+<dt>Filed in the last hour</dt><dd>${submittedLastHour.toLocaleString("en")}</dd>
 <dt>Last pass</dt><dd>${lastPass
     ? html`${time(lastPass.startedAt)} to ${time(lastPass.finishedAt)}: ${lastPass.submitted} submitted, ${lastPass.succeeded} succeeded, ${lastPass.failed} failed, ${lastPass.retried} retried`
     : "none yet"}</dd>
@@ -68,9 +70,10 @@ ${reasonField("pause-reason")}
 }
 
 /** The part of the page the refresh replaces: everything that changes on its own. */
-function liveOverview(overview: Overview, viewer: Viewer): Html {
+function liveOverview(overview: Overview, viewer: Viewer, now: Date): Html {
   return html`<div id="overview-live" data-refresh="/console/overview/live" data-refresh-seconds="30">
-<p class="muted" aria-live="off">As of ${time(new Date().toISOString())}; refreshed every 30 seconds.</p>
+<p class="muted" aria-live="off">As of ${time(now.toISOString())}; refreshed every 30 seconds.</p>
+${deadlinesSection(overview, now)}
 <section aria-labelledby="companies-heading"><h2 id="companies-heading">Companies</h2>${companiesTable(overview)}</section>
 <section aria-labelledby="bot-heading"><h2 id="bot-heading">Bot</h2>${botBlock(overview, viewer)}</section>
 </div>`;
@@ -79,14 +82,16 @@ function liveOverview(overview: Overview, viewer: Viewer): Html {
 export function registerOverviewPage(app: FastifyInstance, ctx: AppContext): void {
   app.get("/", async (request, reply) => {
     const viewer = viewerOf(request, reply);
-    const overview = await buildOverview(ctx.store, ctx.config);
-    return reply.type("text/html; charset=utf-8").send(page(viewer, "overview", "Overview", liveOverview(overview, viewer)).markup);
+    const now = new Date();
+    const overview = await buildOverview(ctx.store, ctx.config, now);
+    return reply.type("text/html; charset=utf-8").send(page(viewer, "overview", "Overview", liveOverview(overview, viewer, now)).markup);
   });
 
   app.get("/overview/live", async (request, reply) => {
     const viewer = viewerOf(request, reply);
-    const overview = await buildOverview(ctx.store, ctx.config);
-    return reply.type("text/html; charset=utf-8").header("cache-control", "no-store").send(liveOverview(overview, viewer).markup);
+    const now = new Date();
+    const overview = await buildOverview(ctx.store, ctx.config, now);
+    return reply.type("text/html; charset=utf-8").header("cache-control", "no-store").send(liveOverview(overview, viewer, now).markup);
   });
 
   for (const [path, paused] of [["/bot/pause", true], ["/bot/resume", false]] as const) {

@@ -356,6 +356,25 @@ export interface CompanyOverview {
   pendingWebhookDeliveries: number;
 }
 
+/**
+ * The queue by deadline (SPEC §14): items still New, the ones whose deadline has passed and those
+ * of each of the next deadlines, over all companies.
+ */
+export interface DeadlineOverview {
+  /** New items whose deadlineAt has passed. */
+  overdue: number;
+  /** The next distinct deadlines (deadlineAt at or after now), earliest first. */
+  next: DeadlineLoad[];
+}
+
+export interface DeadlineLoad {
+  deadlineAt: string;
+  /** New items due at this deadline. */
+  unsubmitted: number;
+  /** The companies those items belong to. */
+  companies: number;
+}
+
 export interface BotPassSummary {
   startedAt: string;
   finishedAt: string;
@@ -632,6 +651,10 @@ export interface Store {
   // What operators read and do, across companies (SPEC §12.2).
   /** Every company with its counts; read from counters the database keeps, not by counting items. */
   companyOverview(input: { now: string }): Promise<CompanyOverview[]>;
+  /** New items past their deadline, and the `limit` next deadlines with the New items due then. */
+  deadlineOverview(input: { now: string; limit: number }): Promise<DeadlineOverview>;
+  /** Items filed with the authority (their submittedAt) at or after `since`, over all companies. */
+  countSubmittedSince(since: string): Promise<number>;
   recordBotPass(pass: BotPassSummary): Promise<void>;
   lastBotPass(): Promise<BotPassSummary | undefined>;
   pausedWorkTypes(): Promise<string[]>;

@@ -1,7 +1,8 @@
 /**
  * The console in a real Chromium (SPEC §12.3): sign in, find the failed item, read why it
  * failed, retry it with a reason, let the bot file it, see it Successful and the retry in the
- * audit log; axe-core on every page, screenshots at desktop and phone width.
+ * audit log; axe-core on every page, screenshots at desktop and phone width. And the Overview's
+ * Deadlines chart (§14) over an overloaded queue, on a phone and a desktop.
  */
 import assert from "node:assert/strict";
 import { mkdtempSync } from "node:fs";
@@ -9,7 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import type { Page } from "playwright-core";
-import { chromiumAvailable, CHROMIUM_PATH, fitsViewportWidth, PHONE, seriousAxeViolations, signedInPage, withConsoleScene } from "../helpers/console-scene.ts";
+import { chromiumAvailable, CHROMIUM_PATH, DESKTOP, fitsViewportWidth, PHONE, seriousAxeViolations, signedInPage, withConsoleScene, withQueueScene } from "../helpers/console-scene.ts";
+import { QUEUES } from "../helpers/deadline-queue.ts";
 
 const skip = chromiumAvailable() ? false : `${CHROMIUM_PATH} is missing: the console's browser test needs Chromium (CI installs it)`;
 if (skip) process.stderr.write(`\n!!!!! ${skip}; SKIPPED !!!!!\n\n`);
@@ -33,7 +35,8 @@ describe("console in Chromium [sqlite]", { timeout: 120_000, skip }, () => {
       await checkPage(signIn, "sign-in");
 
       const watching = await signedInPage(scene, undefined, { fakeClock: true });
-      const failedOfCompany7 = watching.locator("#overview-live tbody tr").first().locator("td").nth(4);
+      const companyRows = (page: Page) => page.locator('#overview-live section[aria-labelledby="companies-heading"] tbody tr');
+      const failedOfCompany7 = companyRows(watching).first().locator("td").nth(4);
       assert.equal(await failedOfCompany7.innerText(), "2");
 
       const page = await signedInPage(scene);
@@ -66,7 +69,7 @@ describe("console in Chromium [sqlite]", { timeout: 120_000, skip }, () => {
       assert.match(await page.getByRole("region", { name: "Timeline", exact: true }).innerText(), /The authority is back up/);
 
       await watching.clock.runFor(31_000);
-      await watching.locator("#overview-live tbody tr").first().locator("td").nth(4).filter({ hasText: /^1$/ }).waitFor({ timeout: 10_000 });
+      await companyRows(watching).first().locator("td").nth(4).filter({ hasText: /^1$/ }).waitFor({ timeout: 10_000 });
       assert.match(watching.url(), /\/console$/, "refreshed in place, without a reload");
 
       await page.getByRole("link", { name: "Webhook deliveries" }).click();
@@ -89,5 +92,26 @@ describe("console in Chromium [sqlite]", { timeout: 120_000, skip }, () => {
       await page.getByRole("button", { name: "Sign out" }).click();
       await page.waitForURL(`${scene.baseUrl}/console/login`);
       process.stderr.write(`console screenshots: ${shots}\n`);
+    }));
+
+  test("the Deadlines chart over an overloaded queue: named, with its table, the late part in words; fits a phone; accessible", () =>
+    withQueueScene(QUEUES.overloaded, async (scene) => {
+      for (const viewport of [PHONE, DESKTOP]) {
+        const page = await signedInPage(scene, viewport);
+        const section = page.getByRole("region", { name: "Deadlines" });
+        assert.ok(await section.getByRole("img", { name: "Deadlines" }).isVisible());
+        const table = section.getByRole("table", { name: /^Deadlines/ });
+        assert.equal(await table.locator("tbody tr").count(), 6, "overdue and five deadlines");
+        assert.match(await table.locator("tbody tr").nth(1).innerText(), /2,600/);
+        assert.match(await section.locator("svg text.dl-late-text").nth(1).textContent() ?? "", /^[\d,]+ late$/);
+        assert.deepEqual((await seriousAxeViolations(page)).map((violation) => `${violation.id}: ${violation.help}`), [], `${viewport.width} px: no serious or critical accessibility violations`);
+        assert.ok(await fitsViewportWidth(page), `${viewport.width} px: no sideways scrolling`);
+        // No bar or label runs past the chart's own width.
+        const overflow = await section.locator("svg.deadlines-chart").evaluate((svg) => {
+          const box = svg.getBoundingClientRect();
+          return [...svg.querySelectorAll("text, rect")].filter((element) => element.getBoundingClientRect().right > box.right + 0.5).length;
+        });
+        assert.equal(overflow, 0, `${viewport.width} px: everything inside the chart`);
+      }
     }));
 });

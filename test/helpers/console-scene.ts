@@ -1,7 +1,8 @@
 /**
  * A console worth looking at, for the browser test and scripts/console-screenshots.ts: a real
  * HTTP server on a fresh SQLite store, the authority simulator, an admin, and a few companies'
- * items, one of which failed because the authority was down.
+ * items, one of which failed because the authority was down; or, for the Deadlines chart, a
+ * queue by deadline of a given shape.
  */
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
@@ -12,7 +13,8 @@ import type { BotCounts } from "../../src/bot/run-once.ts";
 import { createOperatorAccount } from "../../src/operators/accounts.ts";
 import { sqliteBackend } from "./backends.ts";
 import { withBot } from "./bot-harness.ts";
-import { bearer, validWorkItem } from "./test-app.ts";
+import { seedDeadlineQueue, type QueueShape } from "./deadline-queue.ts";
+import { bearer, createTestApp, validWorkItem } from "./test-app.ts";
 
 export const CHROMIUM_PATH = "/usr/bin/chromium";
 export const chromiumAvailable = (): boolean => existsSync(CHROMIUM_PATH);
@@ -21,14 +23,18 @@ export const PHONE = { width: 390, height: 844 } as const;
 
 const AXE_PATH = fileURLToPath(import.meta.resolve("axe-core/axe.min.js"));
 
-export interface ConsoleScene {
+/** A console served over HTTP, an admin to sign in as, and a browser. */
+export interface BrowserScene {
   baseUrl: string;
   admin: { email: string; password: string };
+  browser: Browser;
+}
+
+export interface ConsoleScene extends BrowserScene {
   /** Failed with AUTHORITY_UNAVAILABLE: the authority was down and BOT_MAX_ATTEMPTS is 1. */
   failedItem: { workItemId: number; customerReference: string };
   /** One bot pass against the (now healthy) simulator. */
   runBot(): Promise<BotCounts>;
-  browser: Browser;
 }
 
 export async function withConsoleScene(body: (scene: ConsoleScene) => Promise<void>): Promise<void> {
@@ -65,8 +71,26 @@ export async function withConsoleScene(body: (scene: ConsoleScene) => Promise<vo
   });
 }
 
+/** The console over a queue of this shape (test/helpers/deadline-queue.ts); its deadlines, earliest first. */
+export async function withQueueScene(shape: QueueShape, body: (scene: BrowserScene & { deadlines: string[] }) => Promise<void>): Promise<void> {
+  const t = await createTestApp(sqliteBackend, { AUTHORITY_MAX_RPS: "0" });
+  try {
+    const baseUrl = await t.app.listen({ host: "127.0.0.1", port: 0 });
+    const admin = await createOperatorAccount(t.store, { email: "ops@example.com", role: "admin" });
+    const deadlines = await seedDeadlineQueue(t, shape);
+    const browser = await chromium.launch({ executablePath: CHROMIUM_PATH });
+    try {
+      await body({ baseUrl, admin, browser, deadlines });
+    } finally {
+      await browser.close();
+    }
+  } finally {
+    await t.close();
+  }
+}
+
 /** A new page of its own browser context, signed in through the form. */
-export async function signedInPage(scene: ConsoleScene, viewport: { width: number; height: number } = DESKTOP, options: { fakeClock?: boolean } = {}): Promise<Page> {
+export async function signedInPage(scene: BrowserScene, viewport: { width: number; height: number } = DESKTOP, options: { fakeClock?: boolean } = {}): Promise<Page> {
   const context = await scene.browser.newContext({ viewport });
   // A page whose timers the test moves on, to see the 30-second refresh without waiting for it.
   if (options.fakeClock) await context.clock.install();

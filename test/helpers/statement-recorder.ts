@@ -62,6 +62,8 @@ const CROSS_COMPANY: Statement[] = [
   OPS_SQL.overviewOpenBatchItems,
   OPS_SQL.overviewNewItems,
   OPS_SQL.overviewRecentFailures,
+  OPS_SQL.overviewDeadlines,
+  OPS_SQL.overviewSubmittedSince,
   OPS_SQL.findWorkItem,
   OPS_SQL.findDeliveryCompany,
 ];

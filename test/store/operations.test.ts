@@ -117,6 +117,28 @@ for (const backend of await availableBackends()) {
       assert.equal(timeline[4]!.reason, "the authority was down");
     }));
 
+    test("deadlines: New items past theirs, the next five with their items and companies; none filed yet", () => withStore(backend, async (store) => {
+      const now = at(100);
+      const hour = (hours: number) => new Date(Date.parse(now) + hours * 3600_000).toISOString();
+      await addItems(store, 1, 9, null, [hour(-26), hour(-1), now, hour(2), hour(2), hour(5), hour(30), hour(54), hour(78)]);
+      await addItems(store, 2, 3, null, [hour(-1), hour(2), hour(5)]);
+      await addItems(store, 1, 1);
+      assert.deepEqual(await store.deadlineOverview({ now, limit: 5 }), {
+        overdue: 3,
+        next: [
+          { deadlineAt: now, unsubmitted: 1, companies: 1 },
+          { deadlineAt: hour(2), unsubmitted: 3, companies: 2 },
+          { deadlineAt: hour(5), unsubmitted: 2, companies: 2 },
+          { deadlineAt: hour(30), unsubmitted: 1, companies: 1 },
+          { deadlineAt: hour(54), unsubmitted: 1, companies: 1 },
+        ],
+      });
+      assert.deepEqual(await store.deadlineOverview({ now: hour(100), limit: 5 }), { overdue: 12, next: [] });
+      assert.deepEqual(await store.deadlineOverview({ now, limit: 2 }), { overdue: 3, next: [{ deadlineAt: now, unsubmitted: 1, companies: 1 }, { deadlineAt: hour(2), unsubmitted: 3, companies: 2 }] });
+      // Filed items (and that they leave the deadlines) are tested through the real bot: test/surfaces/operator/overview-deadlines.test.ts.
+      assert.equal(await store.countSubmittedSince(at(-3600)), 0, "New items have not been filed");
+    }));
+
     test("retry rolls a full Open batch over, as intake does", () => withStore(backend, async (store) => {
       await addItems(store, 1, 1);
       const [a] = await failAll(store, 10);

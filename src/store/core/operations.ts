@@ -9,6 +9,7 @@ import type {
   AuditAction,
   AuditEntry,
   CompanyOverview,
+  DeadlineOverview,
   OperatorAction,
   OperatorItemOutcome,
   OperatorWorkItemsQuery,
@@ -26,6 +27,8 @@ import { listDeliveriesStatement } from "./webhooks.ts";
 type OperationsOperations = Pick<
   Store,
   | "companyOverview"
+  | "deadlineOverview"
+  | "countSubmittedSince"
   | "recordBotPass"
   | "lastBotPass"
   | "pausedWorkTypes"
@@ -135,6 +138,21 @@ export function operationsOperations(db: DatabasePort): OperationsOperations {
       set(recentFailures, (company, row) => (company.failedLast24h = Number(row.failed)));
       set(pending, (company, row) => (company.pendingWebhookDeliveries = Number(row.pending)));
       return [...byCompany.values()];
+    },
+
+    async deadlineOverview({ now, limit }) {
+      const rows = await db.all<{ deadline_at: string | Date | null; unsubmitted: Id; companies: Id }>(OPS_SQL.overviewDeadlines, [now, limit]);
+      const overview: DeadlineOverview = { overdue: 0, next: [] };
+      for (const row of rows) {
+        if (row.deadline_at === null) overview.overdue = Number(row.unsubmitted);
+        else overview.next.push({ deadlineAt: iso(row.deadline_at), unsubmitted: Number(row.unsubmitted), companies: Number(row.companies) });
+      }
+      return overview;
+    },
+
+    async countSubmittedSince(since) {
+      const rows = await db.all<{ submitted: Id }>(OPS_SQL.overviewSubmittedSince, [since]);
+      return rows.reduce((sum, row) => sum + Number(row.submitted), 0);
     },
 
     async recordBotPass(pass) {

@@ -100,6 +100,29 @@ export const OPS_SQL = {
     `WITH failed AS MATERIALIZED (SELECT company_id FROM work_items WHERE status = 'Failed' AND completed_at >= $1)
      SELECT company_id, COUNT(*) AS failed FROM failed GROUP BY company_id`,
   ),
+  /**
+   * Across companies, the overview's deadlines (SPEC §14): the New items past their deadline
+   * ($1 is now; deadline_at NULL), then the next $2 deadlines with the New items due at each and
+   * their companies, from the partial index of New items by deadline alone (migration 0011).
+   */
+  overviewDeadlines: statement(
+    "overview_deadlines",
+    `SELECT NULL AS deadline_at, COUNT(*) AS unsubmitted, COUNT(DISTINCT company_id) AS companies
+       FROM work_items WHERE status = 'New' AND deadline_at < $1
+     UNION ALL
+     SELECT * FROM (SELECT deadline_at, COUNT(*) AS unsubmitted, COUNT(DISTINCT company_id) AS companies
+                      FROM work_items WHERE status = 'New' AND deadline_at >= $1
+                     GROUP BY deadline_at ORDER BY deadline_at LIMIT $2) next_deadlines`,
+  ),
+  /**
+   * Across companies, the overview: items filed with the authority since $1, per company, read
+   * from the partial index of filed items (migration 0011), which intake's New items stay out of.
+   */
+  overviewSubmittedSince: statement(
+    "overview_submitted_since",
+    `WITH filed AS MATERIALIZED (SELECT company_id FROM work_items WHERE submitted_at >= $1)
+     SELECT company_id, COUNT(*) AS submitted FROM filed GROUP BY company_id`,
+  ),
 
   /** Across companies: an item by its id alone (ids are unique over all companies). */
   findWorkItem: statement("find_work_item", `SELECT ${ITEM_COLUMNS} FROM work_items WHERE work_item_id = $1`),

@@ -1,9 +1,9 @@
-/** GET /api/Operator/Overview (SPEC §12.2): every company with its counts, and the bot as a whole. */
+/** GET /api/Operator/Overview (SPEC §12.2, §14): every company with its counts, the queue by deadline, and the bot as a whole. */
 import { Type, type TSchema } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../app-context.ts";
 import { WorkBatchCounts } from "../../domain/views.ts";
-import { buildOverview } from "../../operators/overview.ts";
+import { buildOverview, NEXT_DEADLINES } from "../../operators/overview.ts";
 import { OPERATOR_TAG, operatorResponses, operatorSecurity } from "./schemas.ts";
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -35,10 +35,29 @@ const BotPassSummary = Type.Object(
   { title: "BotPassSummary" },
 );
 
+const DeadlineLoad = Type.Object(
+  {
+    deadlineAt: Timestamp("the deadline"),
+    unsubmitted: Count("New items due at it"),
+    companies: Count("the companies those items belong to"),
+  },
+  { title: "OperatorDeadlineLoad" },
+);
+
+const Deadlines = Type.Object(
+  {
+    overdue: Count("New items whose deadlineAt has passed"),
+    next: Type.Array(DeadlineLoad, { maxItems: NEXT_DEADLINES, description: `the next ${NEXT_DEADLINES} distinct deadlines (deadlineAt now or later) with New items, earliest first` }),
+  },
+  { title: "OperatorDeadlines", description: "the items still to be filed, by deadline, over all companies" },
+);
+
 export const OperatorOverview = Type.Object(
   {
     companies: Type.Array(CompanyOverview),
+    deadlines: Deadlines,
     bot: Type.Object({
+      submittedLastHour: Count("items filed with the authority in the last hour (their authority.submittedAt)"),
       lastPass: Nullable(BotPassSummary),
       nextPassAt: Nullable(Timestamp("when the schedule next starts a pass")),
       pausedWorkTypes: Type.Array(Type.String(), { description: "work types the bot does not file now" }),
@@ -47,7 +66,7 @@ export const OperatorOverview = Type.Object(
   },
   {
     title: "OperatorOverview",
-    description: "every company with its item counts, and the bot as a whole",
+    description: "every company with its item counts, the items still to be filed by deadline, and the bot as a whole",
     examples: [
       {
         companies: [
@@ -61,7 +80,15 @@ export const OperatorOverview = Type.Object(
             pendingWebhookDeliveries: 0,
           },
         ],
+        deadlines: {
+          overdue: 0,
+          next: [
+            { deadlineAt: "2026-11-23T11:00:00.000Z", unsubmitted: 2, companies: 1 },
+            { deadlineAt: "2026-11-24T11:00:00.000Z", unsubmitted: 1, companies: 1 },
+          ],
+        },
         bot: {
+          submittedLastHour: 58,
           lastPass: { startedAt: "2026-11-23T10:00:00.012Z", finishedAt: "2026-11-23T10:00:01.904Z", submitted: 5, succeeded: 4, failed: 1, retried: 0 },
           nextPassAt: "2026-11-23T10:01:00.000Z",
           pausedWorkTypes: [],
@@ -75,7 +102,7 @@ export const OperatorOverview = Type.Object(
 export function register(app: FastifyInstance, ctx: AppContext): void {
   app.get("/api/Operator/Overview", {
     schema: {
-      summary: "Every company with its item counts, and the bot: last pass, next pass, paused work types, breaker",
+      summary: "Every company with its item counts, the New items by deadline, and the bot: its last hour, last pass, next pass, paused work types, breaker",
       operationId: "OperatorOverview",
       tags: [OPERATOR_TAG],
       security: operatorSecurity,

@@ -1,0 +1,127 @@
+/**
+ * The Overview's "Deadlines" chart (SPEC §14): a bar per coming deadline and one for the overdue
+ * items, each set against what the bot can still file before its deadline at the last hour's
+ * rate. Drawn here as inline SVG (no script; colours and patterns come from console.css through
+ * classes, as the CSP allows no inline style), with the same numbers in a table for screen
+ * readers. What misses is told apart by a striped pattern and by its text, never by colour alone.
+ */
+import { deadlineOutlook, type DeadlineOutlook } from "../operators/deadline-outlook.ts";
+import type { Overview } from "../operators/overview.ts";
+import { html, type Html } from "./html.ts";
+import { time } from "./layout.ts";
+
+const ROW_HEIGHT = 78;
+const TRACK_TOP = 21;
+const TRACK_HEIGHT = 22;
+const BAR_INSET = 5;
+/** The room for what the bot can file is drawn up to this multiple of the largest bar, so small queues stay visible. */
+const ROOM_SCALE = 1.25;
+const NUB_PX = 4;
+
+const count = (n: number) => n.toLocaleString("en");
+
+const shortDate = new Intl.DateTimeFormat("en-GB", { timeZone: "UTC", weekday: "short", day: "numeric", month: "short", hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
+
+function timeToGo(deadlineAt: string, now: Date): string {
+  const minutes = Math.max(0, Math.round((Date.parse(deadlineAt) - now.getTime()) / 60_000));
+  if (minutes < 60) return `in ${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return `in ${hours} h${minutes % 60 ? ` ${minutes % 60} min` : ""}`;
+  return `in ${Math.floor(hours / 24)} d ${hours % 24} h`;
+}
+
+/**
+ * A bar's text, short enough for a 390 px screen: above it the deadline and how far off it is;
+ * below it the items waiting and what the bot can file in time, and what is late (or "all in time").
+ */
+function texts(row: DeadlineOutlook, rateKnown: boolean, now: Date): { when: string; toGo: string; load: string; outcome: string } {
+  const waiting = `${count(row.unsubmitted)} waiting`;
+  if (row.deadlineAt === null) return { when: "Overdue", toGo: "deadline passed", load: waiting, outcome: row.beyond > 0 ? `${count(row.beyond)} late` : "none" };
+  const when = `${shortDate.format(new Date(row.deadlineAt)).replace(",", "")} UTC`;
+  if (!rateKnown) return { when, toGo: timeToGo(row.deadlineAt, now), load: waiting, outcome: "" };
+  return { when, toGo: timeToGo(row.deadlineAt, now), load: `${waiting} · can file ${count(row.canFile)}`, outcome: row.beyond > 0 ? `${count(row.beyond)} late` : "all in time" };
+}
+
+const percent = (value: number, scale: number) => `${((Math.min(value, scale) / scale) * 100).toFixed(2)}%`;
+
+/** A bar's part from `from` for `value` items; under a nub of NUB_PX (fill only), so that a few items out of thousands still show. */
+function barPart(from: number, value: number, scale: number, y: number, height: number, kind: string): Html {
+  if (value <= 0) return html``;
+  const x = percent(from, scale);
+  return html`<rect x="${x}" y="${y}" width="${NUB_PX}" height="${height}" class="${kind}-fill"></rect><rect x="${x}" y="${y}" width="${percent(value, scale)}" height="${height}" class="${kind}"></rect>`;
+}
+
+function barRow(row: DeadlineOutlook, index: number, scale: number, rateKnown: boolean, now: Date): Html {
+  const top = index * ROW_HEIGHT;
+  const track = top + TRACK_TOP;
+  const bar = track + BAR_INSET;
+  const barHeight = TRACK_HEIGHT - 2 * BAR_INSET;
+  const { when, toGo, load, outcome } = texts(row, rateKnown, now);
+  const late = row.deadlineAt === null ? row.unsubmitted : rateKnown ? row.beyond : 0;
+  const onTime = row.unsubmitted - late;
+  const roomShown = row.deadlineAt !== null && rateKnown;
+  return html`<g class="dl-row">
+<text x="0" y="${top + 14}" class="dl-label">${when}</text>
+<text x="100%" y="${top + 14}" text-anchor="end" class="dl-to-go">${toGo}</text>
+${roomShown ? html`<rect x="0" y="${track}" width="${percent(row.canFile, scale)}" height="${TRACK_HEIGHT}" class="dl-room"></rect>` : ""}
+${barPart(0, onTime, scale, bar, barHeight, rateKnown ? "dl-in-time" : "dl-waiting")}
+${barPart(onTime, late, scale, bar - 2, barHeight + 4, "dl-late")}
+${roomShown && row.canFile <= scale ? html`<line x1="${percent(row.canFile, scale)}" x2="${percent(row.canFile, scale)}" y1="${track - 3}" y2="${track + TRACK_HEIGHT + 3}" class="dl-marker"></line>` : ""}
+<text x="0" y="${top + 58}" class="dl-load">${load}</text>
+<text x="100%" y="${top + 58}" text-anchor="end" class="${late > 0 ? "dl-late-text" : "dl-ok-text"}">${outcome}</text>
+</g>`;
+}
+
+function table(rows: DeadlineOutlook[], rateKnown: boolean): Html {
+  const cells = rows.map(
+    (row) => html`<tr>
+<th scope="row">${row.deadlineAt === null ? "Overdue" : time(row.deadlineAt)}</th><td class="num">${count(row.unsubmitted)}</td>
+<td class="num">${row.companies === null ? "—" : count(row.companies)}</td>
+<td class="num">${row.deadlineAt === null ? "0" : rateKnown ? count(row.canFile) : "unknown"}</td>
+<td class="num">${row.deadlineAt === null ? count(row.beyond) : rateKnown ? count(row.beyond) : "unknown"}</td>
+</tr>`,
+  );
+  // The wrapper hides it: a table grows to its content whatever width it is given.
+  return html`<div class="visually-hidden"><table id="deadlines-table">
+<caption>Deadlines: items waiting to be filed, against what the bot can file before each deadline at the last hour's rate</caption>
+<thead><tr><th scope="col">Deadline</th><th scope="col" class="num">Waiting</th><th scope="col" class="num">Companies</th><th scope="col" class="num">Can file in time</th><th scope="col" class="num">Late at this rate</th></tr></thead>
+<tbody>${cells}</tbody>
+</table></div>`;
+}
+
+/** The Deadlines section of the Overview: the chart, its legend and its table. */
+export function deadlinesSection(overview: Overview, now: Date): Html {
+  const { deadlines, bot } = overview;
+  const heading = html`<h2 id="deadlines-heading">Deadlines</h2>`;
+  if (deadlines.overdue === 0 && deadlines.next.length === 0) {
+    return html`<section aria-labelledby="deadlines-heading">${heading}<p>No item is waiting to be filed.</p></section>`;
+  }
+  const rateKnown = bot.submittedLastHour > 0;
+  const rows = deadlineOutlook(deadlines, bot.submittedLastHour, now);
+  const largest = Math.max(1, ...rows.map((row) => row.unsubmitted));
+  const room = rateKnown ? Math.max(...rows.map((row) => row.canFile)) : 0;
+  const scale = Math.max(largest, Math.min(room, largest * ROOM_SCALE));
+  const late = rows.reduce((sum, row) => sum + (row.deadlineAt === null ? 0 : row.beyond), 0);
+  const missed = deadlines.overdue > 0 ? html`<strong>${count(deadlines.overdue)} ${deadlines.overdue === 1 ? "item has missed its" : "items have missed their"} deadline.</strong> ` : "";
+  const others = deadlines.overdue > 0 ? "every other waiting item" : "every waiting item";
+  const rate = rateKnown
+    ? html`${missed}The bot filed ${count(bot.submittedLastHour)} items in the last hour; at that rate, ${late > 0 ? html`<strong>${count(late)} ${deadlines.overdue > 0 ? "more " : ""}will be late</strong>` : `${others} is filed in time`}. Times are UTC.`
+    : html`${missed}The bot filed nothing in the last hour, so there is no rate to set the deadlines against. Times are UTC.`;
+  return html`<section aria-labelledby="deadlines-heading">${heading}
+<p>${rate}</p>
+<figure class="deadlines">
+<svg role="img" aria-labelledby="deadlines-svg-title" aria-describedby="deadlines-svg-desc" width="100%" height="${rows.length * ROW_HEIGHT}" class="deadlines-chart">
+<title id="deadlines-svg-title">Deadlines</title>
+<desc id="deadlines-svg-desc">A bar per deadline: the items waiting to be filed, against what the bot can file before the deadline at the last hour's rate. The table below has the numbers.</desc>
+<defs><pattern id="deadlines-late-stripes" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" class="dl-stripe-ground"></rect><rect width="3" height="6" class="dl-stripe"></rect></pattern></defs>
+${rows.map((row, index) => barRow(row, index, scale, rateKnown, now))}
+</svg>
+<figcaption class="dl-legend" aria-hidden="true">
+${rateKnown ? html`<span><svg width="18" height="12" class="dl-key"><rect width="18" height="12" class="dl-room"></rect></svg> what the bot can file in time</span>` : ""}
+<span><svg width="18" height="12" class="dl-key"><rect y="2" width="18" height="8" class="${rateKnown ? "dl-in-time" : "dl-waiting"}"></rect></svg> waiting${rateKnown ? ", filed in time" : ""}</span>
+<span><svg width="18" height="12" class="dl-key"><rect width="18" height="12" class="dl-late"></rect></svg> late, or late at this rate</span>
+</figcaption>
+${table(rows, rateKnown)}
+</figure>
+</section>`;
+}
