@@ -22,6 +22,7 @@
 import type { Config } from "../config.ts";
 import { isRetryable, nextAttemptAt, type BackoffPolicy } from "../lib/backoff.ts";
 import { forEachConcurrently, signal } from "../lib/concurrency.ts";
+import { StoreUnavailableError } from "../store/errors.ts";
 import type { DueItem, ItemOutcome, ItemToPoll, Store } from "../store/store.ts";
 import { BREAKER_OPEN, type AuthorityGate } from "./authority-gate.ts";
 
@@ -327,6 +328,8 @@ async function submitItem(pass: Pass, item: DueItem): Promise<StepResult> {
         ? { kind: "submitted", applicationNumber: answer.applicationNumber, submittedAt: at, nextPollAt: at }
         : { kind: "failed", decided: true, error: { code: "AUTHORITY_REJECTED", message: answer.message, details: answer.reasons } };
   } catch (error) {
+    // The store failed, not the authority (taking a slot): the item keeps its claim, no attempt spent.
+    if (error instanceof StoreUnavailableError) throw error;
     outcome = submitFailure(deps, item, error, started);
   }
   if (!(await record(pass, item, outcome))) return "claimLost";
@@ -379,6 +382,7 @@ async function pollItem(pass: Pass, item: ItemToPoll): Promise<StepResult> {
       }
     }
   } catch (error) {
+    if (error instanceof StoreUnavailableError) throw error;
     // The item is filed: a failing status request never fails it, it only waits longer.
     outcome = again(describe(error));
   }
