@@ -29,7 +29,7 @@ import type {
   WebhookDeliveryStatus as WebhookDeliveryStatusSchema,
   WebhookDeliveryView as WebhookDeliveryViewSchema,
 } from "../webhooks/delivery-schema.ts";
-import type { ProblemDetails as ProblemDetailsSchema, ValidationProblemDetails as ValidationProblemDetailsSchema } from "../surfaces/shared/problem-schema.ts";
+import type { ProblemDetails as ProblemDetailsSchema, ValidationProblemDetails as ValidationProblemDetailsSchema } from "../http/problem-schema.ts";
 
 /** Body of POST /api/Login/Authenticate. */
 export type Credentials = Static<typeof CredentialsSchema>;

@@ -5,7 +5,7 @@
  */
 import type { SwaggerTransform } from "@fastify/swagger";
 import { Type } from "@sinclair/typebox";
-import { publicResponses } from "../surfaces/shared/problem-schema.ts";
+import { publicResponses } from "./problem-schema.ts";
 
 const html = (description: string, example: string) => ({
   description,

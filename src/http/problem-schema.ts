@@ -1,6 +1,6 @@
 /** The RFC 9457 problem details every error answers with, for the OpenAPI document. */
 import { Type } from "@sinclair/typebox";
-import { errorCatalogue, problemTypeFor, type ErrorCode } from "../../errors.ts";
+import { errorCatalogue, problemTypeFor, type ErrorCode } from "../errors.ts";
 
 const problemFields = {
   type: Type.String({ examples: ["urn:work-item-api:problem:state-conflict"] }),

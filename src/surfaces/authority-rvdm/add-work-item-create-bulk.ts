@@ -18,9 +18,9 @@ import { ApiError, type FieldErrors } from "../../errors.ts";
 import { createCanonicalizer } from "../../http/compat.ts";
 import { compileBodyValidator, createValidatorCompiler } from "../../http/validation.ts";
 import type { BatchKey } from "../../domain/views.ts";
+import { guardedResponses } from "../../http/problem-schema.ts";
 import type { ItemRefusal, WorkItemFields } from "../../store/store.ts";
 import { hashBody, holdingIdempotencyKey, IdempotencyHeaders, IdempotencyReplayedHeader, idempotencyRecord, keyReused } from "../shared/idempotency.ts";
-import { guardedResponses } from "../shared/problem-schema.ts";
 import { AuthorityRvdmWorkItemCreate, normalizeWorkItem, webhookTargetErrors, workItemFields } from "./add-work-item-create.ts";
 
 export const MAX_BULK_ITEMS = 1000;

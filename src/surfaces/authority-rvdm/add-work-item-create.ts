@@ -11,9 +11,9 @@ import { createCanonicalizer } from "../../http/compat.ts";
 import type { WorkItemFields } from "../../store/store.ts";
 import { checkWebhookTarget } from "../../webhooks/address-guard.ts";
 import { hashBody, holdingIdempotencyKey, IdempotencyHeaders, IdempotencyReplayedHeader, idempotencyRecord, keyReused } from "../shared/idempotency.ts";
-import { guardedResponses } from "../shared/problem-schema.ts";
 import { BooleanTranslationObject, ExtraTranslationObject, TranslationObject } from "../shared/translation-object.ts";
 import { deadlineFor, toUtcIso } from "../../domain/deadline.ts";
+import { guardedResponses } from "../../http/problem-schema.ts";
 
 
 /** References are stored as text columns, which in PostgreSQL cannot hold U+0000 or a lone surrogate. */

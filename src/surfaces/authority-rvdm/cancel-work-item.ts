@@ -8,7 +8,7 @@ import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../app-context.ts";
 import { WorkItemView } from "../../domain/views.ts";
 import { ApiError } from "../../errors.ts";
-import { guardedResponses } from "../shared/problem-schema.ts";
+import { guardedResponses } from "../../http/problem-schema.ts";
 import { WorkItemParams, workItemNotFound } from "./get-work-item.ts";
 
 export function register(app: FastifyInstance, ctx: AppContext): void {

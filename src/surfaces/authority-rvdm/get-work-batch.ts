@@ -4,8 +4,8 @@ import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../app-context.ts";
 import { WorkBatchView } from "../../domain/views.ts";
 import { ApiError } from "../../errors.ts";
+import { guardedResponses } from "../../http/problem-schema.ts";
 import { PositiveId } from "../shared/ids.ts";
-import { guardedResponses } from "../shared/problem-schema.ts";
 
 const WorkBatchParams = Type.Object({ workBatchId: PositiveId("the work batch id") });
 

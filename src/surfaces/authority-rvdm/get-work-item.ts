@@ -4,8 +4,8 @@ import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../app-context.ts";
 import { WorkItemView } from "../../domain/views.ts";
 import { ApiError } from "../../errors.ts";
+import { guardedResponses } from "../../http/problem-schema.ts";
 import { PositiveId } from "../shared/ids.ts";
-import { guardedResponses } from "../shared/problem-schema.ts";
 
 export const WorkItemParams = Type.Object({ workItemId: PositiveId("the work item id") });
 

@@ -7,10 +7,10 @@ import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../app-context.ts";
 import { WorkItemPage, WorkItemStatus } from "../../domain/views.ts";
 import { createCanonicalizer } from "../../http/compat.ts";
+import { guardedResponses } from "../../http/problem-schema.ts";
 import { PositiveId } from "../shared/ids.ts";
 import { toInstant } from "../shared/instant.ts";
 import { decodeCursor, encodeCursor } from "../shared/keyset-cursor.ts";
-import { guardedResponses } from "../shared/problem-schema.ts";
 
 const DEFAULT_LIMIT = 50;
 

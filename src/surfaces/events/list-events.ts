@@ -12,9 +12,9 @@ import type { FeedEvent as StoredEvent } from "../../store/store.ts";
 import { WorkItemView } from "../../domain/views.ts";
 import { ApiError } from "../../errors.ts";
 import { createCanonicalizer } from "../../http/compat.ts";
+import { guardedResponses } from "../../http/problem-schema.ts";
 import { WEBHOOK_EVENT_TYPES, WebhookEventSchema } from "../../webhooks/event-schema.ts";
 import { PositiveId } from "../shared/ids.ts";
-import { guardedResponses } from "../shared/problem-schema.ts";
 
 const DEFAULT_LIMIT = 100;
 

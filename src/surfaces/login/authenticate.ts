@@ -8,7 +8,7 @@ import type { AppContext } from "../../app-context.ts";
 import { parseApiKey, secretMatches } from "../../auth/credentials.ts";
 import { ApiError } from "../../errors.ts";
 import { createCanonicalizer } from "../../http/compat.ts";
-import { publicResponses } from "../shared/problem-schema.ts";
+import { publicResponses } from "../../http/problem-schema.ts";
 
 export const Credentials = Type.Object(
   {

@@ -4,9 +4,9 @@
  */
 import { Type, type Static } from "@sinclair/typebox";
 import { WorkItemView } from "../../domain/views.ts";
+import { problemExample, problemResponses } from "../../http/problem-schema.ts";
 import { REASON_MAX_LENGTH } from "../../operators/roles.ts";
 import { PositiveId } from "../shared/ids.ts";
-import { problemExample, problemResponses } from "../shared/problem-schema.ts";
 
 /** The OpenAPI security scheme of operator tokens; integrator routes use `bearer`. */
 export const OPERATOR_SECURITY_SCHEME = "operatorToken";

@@ -3,7 +3,7 @@ import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../app-context.ts";
 import { ApiError } from "../../errors.ts";
-import { publicResponses } from "../shared/problem-schema.ts";
+import { publicResponses } from "../../http/problem-schema.ts";
 
 /** Bodies of /healthz and /readyz. */
 const Status = (title: string, example: string, description: string) =>

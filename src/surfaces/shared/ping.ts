@@ -2,7 +2,7 @@
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../app-context.ts";
-import { guardedResponses } from "./problem-schema.ts";
+import { guardedResponses } from "../../http/problem-schema.ts";
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 

@@ -6,10 +6,10 @@ import { Type, type Static } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../app-context.ts";
 import { createCanonicalizer } from "../../http/compat.ts";
+import { guardedResponses } from "../../http/problem-schema.ts";
 import { WebhookDeliveryPage, WebhookDeliveryStatus } from "../../webhooks/delivery-schema.ts";
 import { PositiveId } from "../shared/ids.ts";
 import { decodeCursor, encodeCursor } from "../shared/keyset-cursor.ts";
-import { guardedResponses } from "../shared/problem-schema.ts";
 
 const DEFAULT_LIMIT = 50;
 

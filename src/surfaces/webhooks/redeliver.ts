@@ -9,9 +9,9 @@ import { Type, type Static } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../app-context.ts";
 import { ApiError } from "../../errors.ts";
+import { guardedResponses } from "../../http/problem-schema.ts";
 import { WebhookDeliveryView } from "../../webhooks/delivery-schema.ts";
 import { PositiveId } from "../shared/ids.ts";
-import { guardedResponses } from "../shared/problem-schema.ts";
 
 export const DeliveryParams = Type.Object({ deliveryId: PositiveId("the delivery id") });
 
