@@ -17,7 +17,7 @@
  * `if (postgres)` outside this folder.
  */
 import type { CallKind } from "../scheduler/capacity.ts";
-import type { WEBHOOK_EVENT_TYPES } from "../webhooks/event-schema.ts";
+import type { WebhookEventType } from "../domain/event-types.ts";
 import type { BatchKey, WorkBatchCounts, WorkBatchStatus, WorkBatchView, WorkItemError, WorkItemResult, WorkItemStatus, WorkItemView } from "../domain/views.ts";
 
 export interface StoreFlags {
@@ -215,7 +215,7 @@ export interface SlotRequest {
   holdMs: number;
 }
 
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+export type { WebhookEventType };
 
 /**
  * One event of a company's feed (SPEC §11.2), as stored in the transaction of the change that

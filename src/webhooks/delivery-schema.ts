@@ -4,7 +4,7 @@
  * on its way to one webhookUrl; every attempt at it is listed.
  */
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
-import { WEBHOOK_EVENT_TYPES } from "./event-schema.ts";
+import { WEBHOOK_EVENT_TYPES } from "../domain/event-types.ts";
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 

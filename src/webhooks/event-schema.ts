@@ -3,11 +3,10 @@
  * `webhooks` section shows, and the type the dispatcher signs and the SDK verifies.
  */
 import { Type, type Static } from "@sinclair/typebox";
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from "../domain/event-types.ts";
 import { WorkItemView } from "../domain/views.ts";
 
-export const WEBHOOK_EVENT_TYPES = ["workitem.submitted", "workitem.succeeded", "workitem.failed", "workitem.deadline_at_risk", "workitem.retried"] as const;
-
-const descriptions: Record<(typeof WEBHOOK_EVENT_TYPES)[number], string> = {
+const descriptions: Record<WebhookEventType, string> = {
   "workitem.submitted": "the Authority received the item and has not decided yet (only when the run that filed it ends undecided)",
   "workitem.succeeded": "the Authority registered the item: `data.result` holds the registration",
   "workitem.failed": "the item failed: the Authority rejected it, or it could not be filed; `data.error` says why",

@@ -9,11 +9,12 @@ import { Type, type Static } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../app-context.ts";
 import type { FeedEvent as StoredEvent } from "../../store/store.ts";
+import { WEBHOOK_EVENT_TYPES } from "../../domain/event-types.ts";
 import { WorkItemView } from "../../domain/views.ts";
 import { ApiError } from "../../errors.ts";
 import { createCanonicalizer } from "../../http/compat.ts";
 import { guardedResponses } from "../../http/problem-schema.ts";
-import { WEBHOOK_EVENT_TYPES, WebhookEventSchema } from "../../webhooks/event-schema.ts";
+import { WebhookEventSchema } from "../../webhooks/event-schema.ts";
 import { PositiveId } from "../shared/ids.ts";
 
 const DEFAULT_LIMIT = 100;
