@@ -1,0 +1,109 @@
+/** The store's side of the bot: the filing queue, the items it claims and what it records for them. */
+import type { WorkItemError, WorkItemResult } from "../../domain/views.ts";
+
+/**
+ * An item the bot took from the filing queue to hand to the authority: `InProgress`, held by
+ * the claim's owner until its lease runs out.
+ */
+export interface DueItem {
+  companyId: number;
+  workBatchId: number;
+  workItemId: number;
+  workType: string;
+  request: Record<string, unknown>;
+  /** Transient failures so far. */
+  attempts: number;
+  deadlineAt: string | null;
+}
+
+/** A Submitted item whose next status request is due, held by the claim's owner until its lease runs out. */
+export interface ItemToPoll {
+  companyId: number;
+  workBatchId: number;
+  workItemId: number;
+  workType: string;
+  applicationNumber: string;
+  /** Status requests made so far. */
+  polls: number;
+}
+
+/**
+ * What the bot records for one item after talking to the authority. From InProgress:
+ * submitted, retried, or (rejected at submit, or out of attempts) failed. From Submitted:
+ * pending, succeeded or failed.
+ */
+export type ItemOutcome =
+  /** Filed: Submitted with the application number; the first status request is due at `nextPollAt`. */
+  | { kind: "submitted"; applicationNumber: string; submittedAt: string; nextPollAt: string }
+  /**
+   * Still undecided after a status request (pending, or a transient failure in `lastError`):
+   * polls + 1, the next at `nextPollAt`. The first of these emits `workitem.submitted`.
+   */
+  | { kind: "pending"; nextPollAt: string; lastError: string | null }
+  /** Registered: Successful with the result; decided_at = now. */
+  | { kind: "succeeded"; result: WorkItemResult }
+  /**
+   * `decided`: the Authority rejected it (decided_at = now). `transient`: the last of too many
+   * transient failures, so `attempts` + 1 as well.
+   */
+  | { kind: "failed"; error: WorkItemError; decided?: boolean; transient?: boolean; lastError?: string }
+  /** Transient at submit: back to New, attempts + 1, not before `nextAttemptAt`. */
+  | { kind: "retried"; nextAttemptAt: string; lastError: string };
+
+/** An item held by a worker's claim: what fences the writes about its call. */
+export interface ItemClaim {
+  companyId: number;
+  workItemId: number;
+  /** The worker that holds it. */
+  owner: string;
+}
+
+/** The bot (SPEC §5, §10, §14): one filing queue over every company. */
+export interface BotStore {
+  /**
+   * Companies with batches to take up (`toQueue`: an Open batch holding at least one item, or a
+   * Closed one, of a work type not paused) or unfinished ones (their deadlines are watched), in
+   * company order.
+   */
+  companiesWithBotWork(): Promise<Array<{ companyId: number; toQueue: boolean }>>;
+  /**
+   * In one transaction: the company's non-empty Open batches of work types not paused → Closed,
+   * and every Closed one → Processing, its New items due from `now` in the filing queue (a batch
+   * with no New item → Completed). Returns how many batches were taken up.
+   */
+  queueBatches(companyId: number, now: string): Promise<number>;
+  /**
+   * Takes up to `limit` items from the filing queue, in its order (src/scheduler/order.ts), over
+   * every company: items New and due by `dueBefore`, and items InProgress whose claim's lease ran
+   * out (a worker died; they are filed again with the same idempotency key). Each becomes
+   * InProgress, held by `owner` until `leaseExpiresAt`; each company served moves to the back of
+   * its deadline's turn. `now` tells on-time deadlines from late ones. Concurrent claimers never
+   * get the same item.
+   */
+  claimFilingWork(input: { owner: string; now: string; dueBefore: string; leaseExpiresAt: string; limit: number }): Promise<DueItem[]>;
+  /**
+   * Takes up to `limit` Submitted items whose next status request is due by `dueBefore` (or
+   * whose claim's lease ran out), held by `owner` until `leaseExpiresAt`, the longest waiting first.
+   */
+  claimStatusRequests(input: { owner: string; dueBefore: string; leaseExpiresAt: string; limit: number }): Promise<ItemToPoll[]>;
+  /**
+   * In one transaction, moves a claimed item to its outcome (see ItemOutcome) and records the
+   * event it emits (Successful, Failed and the first pending): in the feed (`listEvents`), and as
+   * a `webhook_outbox` row with the same event id when the item has a webhook_url. The batch
+   * completes with its last item. False, with nothing changed, when `claim.owner` no longer
+   * holds the item (another worker took it over) or it is not in the state the outcome comes from.
+   */
+  recordItemOutcome(claim: ItemClaim, outcome: ItemOutcome, input: { now: string }): Promise<boolean>;
+  /**
+   * Gives back claimed items whose call was not made (the breaker opened, the worker stops): due
+   * again from `now`, in their place, no attempt spent (InProgress → New; Submitted stays).
+   * Items no longer held by their owner are left alone. Returns how many were given back.
+   */
+  releaseItems(claims: ItemClaim[], input: { now: string; reason: string }): Promise<number>;
+  /**
+   * Items of the company, still New or InProgress, whose deadline is at or before
+   * `riskBefore` and that were not flagged yet: flagged now, each emitting
+   * `workitem.deadline_at_risk` (SPEC §10) once, recorded as in `recordItemOutcome`. Returns how many.
+   */
+  flagDeadlinesAtRisk(companyId: number, input: { riskBefore: string; now: string }): Promise<number>;
+}

@@ -1,0 +1,55 @@
+/** The store's side of the authority's capacity: its slots and its circuit breaker, shared by every process. */
+import type { CallKind } from "../../scheduler/capacity.ts";
+
+/** The shared circuit breaker in front of an authority (SPEC §10). */
+export interface AuthorityBreaker {
+  state: "closed" | "open" | "halfOpen";
+  /** open: when one probe may go; halfOpen: when the probe's turn ends. */
+  until: string | null;
+}
+
+/** What a call for an authority slot got (see src/scheduler/capacity.ts). */
+export type SlotGrant =
+  /** Slot `slot` is held until the call ends; send the call at `sendAtMs` (the rate limit), not before. */
+  | { kind: "granted"; slot: number; sendAtMs: number }
+  /** Every slot this kind may hold is taken: ask again soon. */
+  | { kind: "wait" }
+  /** The shared breaker is open (and this is not its probe): no call. */
+  | { kind: "breakerOpen" };
+
+export interface SlotRequest {
+  /** Unique per call: who releases the slot. */
+  holder: string;
+  kind: CallKind;
+  nowMs: number;
+  /** The breaker's probe may go while the breaker is not closed. */
+  probe: boolean;
+  maxConcurrency: number;
+  maxRps: number;
+  /** How long a slot is held at most past its send time: a holder that died frees it then. */
+  holdMs: number;
+}
+
+/** The authority's capacity, shared by every process (SPEC §14; not tenant data). */
+export interface CapacityStore {
+  /**
+   * In one transaction over every process: whether a call may take a slot now (capacity,
+   * the share of its kind, the breaker), and if so the slot and when it may be sent.
+   */
+  takeAuthoritySlot(authority: string, request: SlotRequest): Promise<SlotGrant>;
+  /** Frees a slot `holder` took; nothing when it is no longer the holder. */
+  releaseAuthoritySlot(authority: string, slot: number, holder: string): Promise<void>;
+
+  // The shared circuit breaker in front of each authority (not tenant data).
+  /** The breaker's state; `closed` when it never opened. */
+  getAuthorityBreaker(authority: string): Promise<AuthorityBreaker>;
+  /** → open until `until` (one probe may go then). */
+  openAuthorityBreaker(authority: string, input: { until: string; now: string }): Promise<void>;
+  /**
+   * open with `until` passed, or halfOpen with its probe's turn over → halfOpen held by `owner`
+   * until `until`. True only for the one caller that gets to probe.
+   */
+  claimAuthorityBreakerProbe(authority: string, input: { owner: string; until: string; now: string }): Promise<boolean>;
+  /** → closed. */
+  closeAuthorityBreaker(authority: string, now: string): Promise<void>;
+}
