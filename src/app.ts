@@ -24,6 +24,7 @@ import { serverKey } from "./lib/server-keys.ts";
 import { registerConsole } from "./console/index.ts";
 import { createLogger } from "./logger.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
+import { operatorTokenRefusal } from "./operators/credentials.ts";
 import { OperatorAuth } from "./operators/operator-auth.ts";
 import { createRateLimits } from "./rate-limit/index.ts";
 import type { Store } from "./store/store.ts";
@@ -54,7 +55,7 @@ export async function createAppContext(
   const loginKeys = new KeyStatusCache(store);
   const rateLimits = createRateLimits(config, logger);
   await rateLimits.ready();
-  const guard = createBearerGuard(tokens, keyStatus);
+  const guard = createBearerGuard(tokens, keyStatus, operatorTokenRefusal);
   const tenantLimit = rateLimits.tenant;
   // The company's budget is charged only once the token names it, so strangers cannot spend it.
   const bearerGuard: onRequestHookHandler = tenantLimit

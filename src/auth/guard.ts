@@ -6,7 +6,6 @@
  */
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler } from "fastify";
 import { ApiError } from "../errors.ts";
-import { OPERATOR_TOKEN_PREFIX } from "../operators/credentials.ts";
 import type { KeyStatusCache } from "./key-status.ts";
 import { API_KEY_ROLE, TokenRejectedError, TokenService, type TokenClaims } from "./tokens.ts";
 
@@ -50,11 +49,18 @@ export const unauthorized = (description: string | undefined, missingDetail = HO
   });
 
 /**
+ * Tells a token of another kind, one that is no JWT of this API, from a bad one: the reason it is
+ * refused here (a 403 with that text), or undefined for a bad token (401). The app passes it in,
+ * so the guard needs to know no other kind of token (the operators' is one).
+ */
+export type ForeignToken = (token: string) => string | undefined;
+
+/**
  * The verified claims of a token are one cached, frozen object (TokenService), so the tenant it
  * names is worked out once per token and then found by identity; and a request whose key status
  * is cached takes no promise (the hook calls `done` at once).
  */
-export function createBearerGuard(tokens: TokenService, keyStatus: KeyStatusCache): onRequestHookHandler {
+export function createBearerGuard(tokens: TokenService, keyStatus: KeyStatusCache, foreignToken: ForeignToken): onRequestHookHandler {
   const tenants = new WeakMap<TokenClaims, Tenant>();
 
   /** The tenant a token names, or the error to answer; only tenants are remembered. */
@@ -79,7 +85,8 @@ export function createBearerGuard(tokens: TokenService, keyStatus: KeyStatusCach
       claims = tokens.verify(match[1]!);
     } catch (error) {
       // Checked only once the token failed as a JWT, so a valid token costs nothing more.
-      if (match[1]!.startsWith(OPERATOR_TOKEN_PREFIX)) return new ApiError("FORBIDDEN", "An operator token is accepted only on /api/Operator/*; integrator routes need a token from POST /api/Login/Authenticate.");
+      const refusal = foreignToken(match[1]!);
+      if (refusal !== undefined) return new ApiError("FORBIDDEN", refusal);
       return error instanceof TokenRejectedError ? unauthorized(error.message) : (error as Error);
     }
     const verdict = judge(claims);
