@@ -5,11 +5,12 @@
  * script that sent the wrong kind of token learns that rather than "try again".
  */
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from "fastify";
-import type { AppContext } from "../app-context.ts";
 import { BEARER, unauthorized } from "../auth/guard.ts";
+import type { TokenService } from "../auth/tokens.ts";
 import { ApiError } from "../errors.ts";
 import type { Operator } from "../store/store.ts";
 import { OPERATOR_TOKEN_PREFIX } from "./credentials.ts";
+import type { OperatorAuth } from "./operator-auth.ts";
 import { actionBy, mayAct } from "./roles.ts";
 
 declare module "fastify" {
@@ -24,26 +25,32 @@ const OPERATOR_TOKEN_SHAPE = new RegExp(`^${OPERATOR_TOKEN_PREFIX}[A-Za-z0-9_-]{
 
 const HOW_TO_GET_AN_OPERATOR_TOKEN = "Send Authorization: Bearer <operator token>; get one with `npm run cli -- operators token --email E`.";
 
-export function createOperatorGuard(ctx: Pick<AppContext, "operatorAuth" | "tokens">): onRequestHookHandler {
+/** What the guard looks tokens up with: the operators' in the store, and the integrators' JWTs. */
+export interface OperatorGuardDeps {
+  operatorAuth: Pick<OperatorAuth, "byToken">;
+  tokens: Pick<TokenService, "verify">;
+}
+
+export function createOperatorGuard(deps: OperatorGuardDeps): onRequestHookHandler {
   return async function operatorGuard(request: FastifyRequest): Promise<void> {
     const header = request.headers.authorization;
     if (header === undefined || header === "") throw unauthorized(undefined, HOW_TO_GET_AN_OPERATOR_TOKEN);
     const token = BEARER.exec(header)?.[1];
     if (token === undefined) throw unauthorized("The Authorization header must be 'Bearer <token>'.");
     if (token.startsWith(OPERATOR_TOKEN_PREFIX)) {
-      const operator = OPERATOR_TOKEN_SHAPE.test(token) ? await ctx.operatorAuth.byToken(token) : undefined;
+      const operator = OPERATOR_TOKEN_SHAPE.test(token) ? await deps.operatorAuth.byToken(token) : undefined;
       if (!operator) throw unauthorized("The operator token is unknown, or its operator is disabled.");
       request.operator = operator;
       return;
     }
-    if (isIntegratorToken(ctx, token)) throw new ApiError("FORBIDDEN", "An integrator's token is not accepted on the operator API; use an operator token.");
+    if (isIntegratorToken(deps, token)) throw new ApiError("FORBIDDEN", "An integrator's token is not accepted on the operator API; use an operator token.");
     throw unauthorized("The token is not an operator token.");
   };
 }
 
-function isIntegratorToken(ctx: Pick<AppContext, "tokens">, token: string): boolean {
+function isIntegratorToken(deps: Pick<OperatorGuardDeps, "tokens">, token: string): boolean {
   try {
-    ctx.tokens.verify(token);
+    deps.tokens.verify(token);
     return true;
   } catch {
     return false;
