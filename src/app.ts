@@ -35,6 +35,7 @@ import { OPERATOR_SECURITY_SCHEME, registerOperator } from "./surfaces/operator/
 import { registerOps } from "./surfaces/ops/index.ts";
 import { registerVlmMad } from "./surfaces/vlm-mad/ping.ts";
 import { registerWebhooks } from "./surfaces/webhooks/index.ts";
+import { webhooksSection } from "./webhooks/event-schema.ts";
 
 export interface AppDeps {
   store: Store;
@@ -128,7 +129,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       },
     },
     transform: documentDocsRoute,
-    transformObject: (document) => ("openapiObject" in document ? finishOpenApiDocument(document.openapiObject) : document.swaggerObject),
+    transformObject: (document) => ("openapiObject" in document ? finishOpenApiDocument(document.openapiObject, webhooksSection()) : document.swaggerObject),
   });
   await app.register(swaggerUi, { routePrefix: "/docs", uiConfig: { validatorUrl: null, docExpansion: "list", deepLinking: true } });
   app.get("/openapi.json", { schema: OpenApiDocumentSchema }, async () => app.swagger() as unknown as Record<string, unknown>);

@@ -11,11 +11,10 @@
  *   the same for such a schema, because generators turn `additionalProperties` into an index
  *   signature that every named property must also fit, so no body with only the named fields
  *   would type-check;
- * - the webhook events (`webhooks`), and `security: []` on operations that name none.
+ * - the webhook events (`webhooks`, the section the caller passes in: http knows no webhooks), and
+ *   `security: []` on operations that name none.
  */
 import { isDeepStrictEqual } from "node:util";
-import { WorkItemView } from "../domain/views.ts";
-import { webhooksSection } from "../webhooks/event-schema.ts";
 
 type Json = unknown;
 type JsonObject = Record<string, Json>;
@@ -27,7 +26,7 @@ const DATA_KEYS = new Set(["example", "examples", "default", "const", "enum"]);
 
 const looksLikeSchema = (node: JsonObject) => ["type", "properties", "anyOf", "oneOf", "allOf", "$ref", "enum", "const"].some((key) => key in node);
 
-export function finishOpenApiDocument<T extends object>(generated: T): T {
+export function finishOpenApiDocument<T extends object>(generated: T, webhooks: Record<string, unknown>): T {
   const document = structuredClone(generated) as unknown as JsonObject;
   const components = (isObject(document.components) ? document.components : (document.components = {})) as JsonObject;
   const schemas: JsonObject = {};
@@ -66,8 +65,7 @@ export function finishOpenApiDocument<T extends object>(generated: T): T {
   }
 
   document.paths = rewrite(document.paths ?? {});
-  const example = (WorkItemView.examples as Array<typeof WorkItemView.static>)[0]!;
-  document.webhooks = rewrite(webhooksSection(example));
+  document.webhooks = rewrite(webhooks);
   for (const item of Object.values(document.paths as JsonObject)) {
     for (const operation of Object.values(item as JsonObject)) {
       if (isObject(operation) && operation.security === undefined) operation.security = [];

@@ -45,7 +45,8 @@ const signatureHeaders = [
 ].map(({ name, description, example }) => ({ name, in: "header", required: true, description, schema: { type: "string" }, example }));
 
 /** The OpenAPI 3.1 `webhooks` section: one entry per event type, all with the same envelope. */
-export function webhooksSection(example: Static<typeof WorkItemView>): Record<string, unknown> {
+export function webhooksSection(): Record<string, unknown> {
+  const example = (WorkItemView.examples as Array<Static<typeof WorkItemView>>)[0]!;
   const section: Record<string, unknown> = {};
   for (const type of WEBHOOK_EVENT_TYPES) {
     const action = type.replace(/^workitem\./, "").replace(/(^|_)([a-z])/g, (_, __, letter: string) => letter.toUpperCase());
