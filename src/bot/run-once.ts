@@ -19,6 +19,7 @@
  * claim was taken over changes nothing, and items a dead worker left InProgress are submitted
  * again under the same key (and get the same application number) once its lease runs out.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Config } from "../config.ts";
 import { isRetryable, nextAttemptAt, type BackoffPolicy } from "../lib/backoff.ts";
 import { forEachConcurrently, signal } from "../lib/concurrency.ts";
@@ -89,6 +90,10 @@ interface Pass {
   refreshing?: Promise<void>;
   /** Deadlines being flagged: it holds some items for a moment, so an empty claim meanwhile is not the end. */
   flagging?: Promise<void>;
+  /** Status requests in hand; `pollsIdle` resolves when they drop to none. */
+  pollsHeld: number;
+  pollsIdle: () => Promise<void>;
+  wakeFiling: () => void;
   counts: BotCounts;
   /** The batches counted in `counts.batches`. */
   batches: Set<string>;
@@ -107,6 +112,7 @@ export async function runBotOnce(deps: BotDeps): Promise<BotCounts> {
   try {
     const watched = await takeUpBatches(deps);
     let wake = signal();
+    let idle = signal();
     const pass: Pass = {
       deps,
       clock,
@@ -120,6 +126,12 @@ export async function runBotOnce(deps: BotDeps): Promise<BotCounts> {
         wake = signal();
       },
       filingDone: false,
+      pollsHeld: 0,
+      pollsIdle: () => idle.promise,
+      wakeFiling: () => {
+        idle.resolve();
+        idle = signal();
+      },
     };
     // Deadlines are watched beside the filing: the slots need not wait for every company's look.
     pass.flagging = flagDeadlines(deps, watched, started).catch((error: unknown) => {
@@ -191,6 +203,7 @@ async function inHand<I extends { companyId: number; workBatchId: number; workIt
   claim: (limit: number) => Promise<I[]>,
   work: (item: I) => Promise<void>,
   whenEmpty: () => Promise<boolean>,
+  onHeld?: (held: number) => void,
 ): Promise<void> {
   const size = pass.deps.config.botClaimSize;
   // Top the hand up as items finish (a quarter of a claim at least, so claims are not one by
@@ -222,9 +235,13 @@ async function inHand<I extends { companyId: number; workBatchId: number; workIt
           .catch((error: unknown) => {
             pass.stop ??= { kind: "failure", error };
           })
-          .finally(() => held.delete(item.workItemId)),
+          .finally(() => {
+            held.delete(item.workItemId);
+            onHeld?.(held.size);
+          }),
       );
     }
+    onHeld?.(held.size);
   }
   await Promise.all(held.values());
 }
@@ -252,7 +269,14 @@ async function fileDueItems(pass: Pass): Promise<void> {
       return claim();
     },
     (item) => counted(pass, submitItem(pass, item)),
-    async () => false,
+    // Nothing due now. While status requests still keep the pass going, stay: when the
+    // schedule's next pass is due, the refresh takes up what arrived, which would otherwise wait
+    // for a pass that starts only after this one ends.
+    async () => {
+      if (pass.pollsHeld === 0 || !Number.isFinite(pass.refreshAt)) return false;
+      await Promise.race([sleep(Math.max(0, pass.refreshAt - pass.clock().getTime())), pass.pollsIdle()]);
+      return pass.clock().getTime() >= pass.refreshAt;
+    },
   ).catch((error: unknown) => {
     pass.stop ??= { kind: "failure", error };
   });
@@ -282,6 +306,10 @@ async function askAboutFiledItems(pass: Pass): Promise<void> {
       if (pass.filingDone) return false;
       await pass.filed();
       return true;
+    },
+    (held) => {
+      pass.pollsHeld = held;
+      if (held === 0) pass.wakeFiling();
     },
   ).catch((error: unknown) => {
     pass.stop ??= { kind: "failure", error };
