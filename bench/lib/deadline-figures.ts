@@ -53,7 +53,7 @@ export interface CrunchFigures {
    * then, as SPEC §5 has it: batches are taken up on the next scheduled pass): the optimum when
    * no item can start before that, and the utilisation over the time from then to its submit.
    */
-  scheduled?: { optimum: number; utilisation: number; dueUpMs: number };
+  scheduled?: { optimum: number; utilisation: number; dueUpMs: number; backloggedUtilisation: number; backloggedMs: number };
 }
 
 /** The nearest-rank quantile `q` (0–1) of `values`. */
@@ -108,12 +108,15 @@ function scheduledFigures(
   pickup: (arrivedAt: number) => number,
   arrival: (item: CrunchRun["items"][number]) => number,
   utilisation: (window: Interval[], ms: number) => number,
-): { optimum: number; utilisation: number; dueUpMs: number } {
+): { optimum: number; utilisation: number; dueUpMs: number; backloggedUtilisation: number; backloggedMs: number } {
   const seen = (item: CrunchRun["items"][number]) => Math.min(pickup(arrival(item)), item.submittedAt ?? Infinity);
   const jobs = run.items.map((item) => ({ arrivedAt: seen(item), deadlineAt: item.deadlineAt }));
   const down = run.outage.map(([from, to]) => ({ from, to }));
   const optimum = deadlineOptimum(jobs, { servers: capacity.servers, jobMs: 2 * capacity.callMs, doneAfterMs: capacity.callMs, down }).count;
-  const dueUp = subtract(union(run.items.map((item): Interval => [seen(item), item.submittedAt ?? run.endedAt])), run.outage);
+  const due = run.items.map((item): Interval => [seen(item), item.submittedAt ?? run.endedAt]);
+  const dueUp = subtract(union(due), run.outage);
   const dueUpMs = lengthOf(dueUp);
-  return { optimum, utilisation: utilisation(dueUp, dueUpMs), dueUpMs };
+  const backlogged = subtract(coveredAtLeast(due, capacity.servers), run.outage);
+  const backloggedMs = lengthOf(backlogged);
+  return { optimum, utilisation: utilisation(dueUp, dueUpMs), dueUpMs, backloggedUtilisation: utilisation(backlogged, backloggedMs), backloggedMs };
 }

@@ -36,6 +36,9 @@ interface LaneRow {
   served_seq: Id;
 }
 
+/** An item a claim may take: a due item of a lane read, or a lane's next one, not read. */
+type Candidate = QueuedItem & { lane: Lane; unknown: boolean };
+
 /** Rounds of reading lanes in one claim: each round either fills the claim or finds a lane that ran dry. */
 const MAX_CLAIM_ROUNDS = 8;
 
@@ -69,18 +72,24 @@ export function filingQueueOperations(db: DatabasePort): FilingQueueOperations {
           const read = await firstLanes(tx, input.now, input.dueBefore, wanted + empty.size);
           const lanes = read.filter((lane) => !empty.has(laneKey(lane)));
           if (lanes.length === 0) return false;
-          // The candidates: the first due items of each lane read (a lane gives its items in
-          // intake order, so no later one can be among the next `wanted`).
-          const candidates: Array<QueuedItem & { lane: Lane }> = [];
+          // The candidates: the first due items of each lane read, as many as its share of the
+          // claim. A lane that gave all it was asked may have more: its next item is unknown, and
+          // stands where the order would take it (a lane gives its items in intake order).
+          const share = Math.ceil(wanted / lanes.length);
+          const candidates: Candidate[] = [];
           const found: Lane[] = [];
           for (const lane of lanes) {
-            const ids = await dueItemIds(tx, lane, input.dueBefore, wanted);
+            const ids = await dueItemIds(tx, lane, input.dueBefore, share);
             if (ids.length === 0) found.push(lane);
-            for (const workItemId of ids) candidates.push({ companyId: lane.companyId, workType: lane.workType, deadlineAt: lane.deadlineAt, workItemId, lane });
+            const item = { companyId: lane.companyId, workType: lane.workType, deadlineAt: lane.deadlineAt, lane };
+            for (const workItemId of ids) candidates.push({ ...item, workItemId, unknown: false });
+            if (ids.length === share) candidates.push({ ...item, workItemId: Number.MAX_SAFE_INTEGER, unknown: true });
           }
           const turns = new Map(lanes.map((lane) => [lane.companyId, lane.servedSeq]));
-          const order = fileOrder(candidates, input.now, turns) as Array<QueuedItem & { lane: Lane }>;
-          const plan = surePrefix(order, read.length < wanted + empty.size ? undefined : read[read.length - 1]!, input.now).slice(0, wanted);
+          const order = fileOrder(candidates, input.now, turns) as Candidate[];
+          // Sure up to the first unknown item, and as far as lanes not read cannot come first.
+          const known = order.findIndex((candidate) => candidate.unknown);
+          const plan = surePrefix(known < 0 ? order : order.slice(0, known), read.length < wanted + empty.size ? undefined : read[read.length - 1]!, input.now).slice(0, wanted);
           const perLane = new Map<string, { lane: Lane; count: number }>();
           for (const item of plan) {
             const key = laneKey(item.lane);
