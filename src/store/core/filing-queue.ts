@@ -72,10 +72,11 @@ export function filingQueueOperations(db: DatabasePort): FilingQueueOperations {
           const read = await firstLanes(tx, input.now, input.dueBefore, wanted + empty.size);
           const lanes = read.filter((lane) => !empty.has(laneKey(lane)));
           if (lanes.length === 0) return false;
-          // The candidates: the first due items of each lane read, as many as its share of the
-          // claim. A lane that gave all it was asked may have more: its next item is unknown, and
-          // stands where the order would take it (a lane gives its items in intake order).
-          const share = Math.ceil(wanted / lanes.length);
+          // The candidates: the first due items of each lane read, its share of the claim and one
+          // more (so a lane that has no more is known to). A lane that gave all it was asked may
+          // have more: its next item is unknown, and stands where the order would take it (a lane
+          // gives its items in intake order).
+          const share = Math.ceil(wanted / lanes.length) + 1;
           const candidates: Candidate[] = [];
           const found: Lane[] = [];
           for (const lane of lanes) {
