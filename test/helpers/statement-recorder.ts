@@ -61,6 +61,7 @@ const CROSS_COMPANY: Statement[] = [
   OPS_SQL.overviewCounts,
   OPS_SQL.overviewOpenBatchItems,
   OPS_SQL.overviewNewItems,
+  OPS_SQL.overviewInProgressItems,
   OPS_SQL.overviewRecentFailures,
   OPS_SQL.overviewDeadlines,
   OPS_SQL.overviewSubmittedSince,

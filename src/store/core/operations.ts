@@ -99,11 +99,12 @@ export function operationsOperations(db: DatabasePort): OperationsOperations {
   return {
     async companyOverview({ now }) {
       const since = new Date(Date.parse(now) - DAY_MS).toISOString();
-      const [companies, counts, openItems, newItems, recentFailures, pending] = await Promise.all([
+      const [companies, counts, openItems, newItems, inProgress, recentFailures, pending] = await Promise.all([
         db.all<{ company_id: Id; name: string }>(OPS_SQL.overviewCompanies),
         db.all<{ company_id: Id; status: WorkItemStatus; item_count: Id }>(OPS_SQL.overviewCounts),
         db.all<{ company_id: Id; items: Id }>(OPS_SQL.overviewOpenBatchItems),
         db.all<{ company_id: Id; new_items: Id; oldest: string | Date }>(OPS_SQL.overviewNewItems),
+        db.all<{ company_id: Id; items: Id }>(OPS_SQL.overviewInProgressItems),
         db.all<{ company_id: Id; failed: Id }>(OPS_SQL.overviewRecentFailures, [since]),
         db.all<{ company_id: Id; pending: Id }>(SQL.pendingDeliveriesByCompany),
       ]);
@@ -135,6 +136,7 @@ export function operationsOperations(db: DatabasePort): OperationsOperations {
         company.counts.new = Number(row.new_items);
         company.oldestNewAt = iso(row.oldest);
       });
+      set(inProgress, (company, row) => (company.counts.inProgress = Number(row.items)));
       set(recentFailures, (company, row) => (company.failedLast24h = Number(row.failed)));
       set(pending, (company, row) => (company.pendingWebhookDeliveries = Number(row.pending)));
       return [...byCompany.values()];

@@ -210,6 +210,13 @@ export const FILING_SQL = {
       RETURNING ${MOVED_COLUMNS}`,
   ),
 
+  /** The company's count of items in a state moves by $3 (New is not counted; the overview counts it). */
+  countItems: statement(
+    "count_items",
+    `INSERT INTO company_item_counts (company_id, status, item_count) VALUES ($1, $2, $3)
+     ON CONFLICT (company_id, status) DO UPDATE SET item_count = company_item_counts.item_count + excluded.item_count`,
+  ),
+
   /** One item of a queued batch finished: the batch completes with its last one. */
   countFinishedItem: statement(
     "count_finished_item",

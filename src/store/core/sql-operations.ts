@@ -90,6 +90,15 @@ export const OPS_SQL = {
       GROUP BY i.company_id`,
   ),
   /**
+   * Across companies, the overview: the items being filed (InProgress), not counted either: a
+   * claim taken over by another worker stays InProgress, and the claim does not know it was. They
+   * are as many as the calls in flight, found through the status index.
+   */
+  overviewInProgressItems: statement(
+    "overview_in_progress_items",
+    "SELECT company_id, COUNT(*) AS items FROM work_items WHERE status = 'InProgress' GROUP BY company_id",
+  ),
+  /**
    * Across companies, the overview: failures since $1, read from the partial index of failed
    * items (completed_at, company_id) and grouped afterwards. MATERIALIZED keeps the GROUP BY out
    * of the scan: given the grouping, SQLite (without ANALYZE statistics) walked every item in

@@ -11,6 +11,9 @@
  * - Left InProgress for anything but New → its filing lane goes when it has no item left.
  * - Successful, Failed or Cancelled in a batch the bot took up → one item fewer to finish; the
  *   last one completes the batch.
+ * - Another state than before → the company's counts of items per state (company_item_counts,
+ *   read by the operators' overview; New and InProgress are counted where they are read) move,
+ *   once per state and change.
  * The event is written last: appending to the feed holds the company's sequence row until
  * commit (events.ts).
  */
@@ -61,12 +64,23 @@ export async function transition(tx: Queryable, update: Statement, values: unkno
 export async function moved(tx: Queryable, rows: MovedRow[], change: ItemChange): Promise<void> {
   const { companyId, now } = change;
   const emitting = new Map<WebhookEventType, MovedRow[]>();
+  const counts = new Map<string, number>();
+  // New and InProgress are not counted (the overview counts them where it reads them).
+  const count = (status: string, by: number) => status !== "New" && status !== "InProgress" && counts.set(status, (counts.get(status) ?? 0) + by);
   for (const row of rows) {
     const workItemId = Number(row.work_item_id);
+    const from = typeof change.from === "function" ? change.from(row) : change.from;
     for (const entry of change.history) await recordHistory(tx, companyId, workItemId, now, entry);
-    await requeue(tx, row, typeof change.from === "function" ? change.from(row) : change.from, now);
+    await requeue(tx, row, from, now);
+    if (row.status !== undefined && row.status !== from) {
+      count(from, -1);
+      count(row.status, 1);
+    }
     const type = typeof change.event === "function" ? change.event(row) : change.event;
     if (type) emitting.set(type, [...(emitting.get(type) ?? []), row]);
+  }
+  for (const [status, by] of [...counts].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    if (by !== 0) await tx.run(FILING_SQL.countItems, [companyId, status, by]);
   }
   for (const [type, items] of emitting) await emitEvents(tx, companyId, type, items, now);
 }
