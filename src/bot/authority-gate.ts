@@ -13,7 +13,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { AuthorityAdapter } from "../authority/protocol.ts";
 import type { Config } from "../config.ts";
 import { isRetryable } from "../lib/backoff.ts";
-import { signal } from "../lib/concurrency.ts";
+import { signal, Wakeup } from "../lib/concurrency.ts";
 import { admission, afterCall, type BreakerView } from "../scheduler/breaker.ts";
 import type { CallKind } from "../scheduler/capacity.ts";
 import type { Store } from "../store/store.ts";
@@ -67,6 +67,8 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
   let settleProbe = () => {};
   let calls = 0;
   const lines: Record<CallKind, Line> = { submit: new Line(), status: new Line() };
+  /** Wakes the callers waiting in line when this process gives a slot back. */
+  const slotFreed = new Wakeup();
 
   async function current(fresh = false): Promise<BreakerView> {
     const now = clock().getTime();
@@ -137,7 +139,7 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
           readAt = Number.NEGATIVE_INFINITY;
           return undefined;
         }
-        await Promise.race([sleep(SLOT_POLL_MS), lines.submit.freed(), lines.status.freed()]);
+        await Promise.race([sleep(SLOT_POLL_MS), slotFreed.next()]);
       }
     });
   }
@@ -184,8 +186,7 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
       } finally {
         settle();
         await store.releaseAuthoritySlot(authority, slot.slot, holder).catch(() => undefined);
-        lines.submit.free();
-        lines.status.free();
+        slotFreed.wake();
       }
     },
 
@@ -210,22 +211,11 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
 /** This process's callers of one kind, one at a time asking the store (first come, first served). */
 class Line {
   private tail: Promise<unknown> = Promise.resolve();
-  private generation = signal();
 
   inTurn<R>(work: () => Promise<R>): Promise<R> {
     const turn = this.tail.then(work, work);
     this.tail = turn.catch(() => undefined);
     return turn;
-  }
-
-  /** Resolves when a slot of this process is given back. */
-  freed(): Promise<void> {
-    return this.generation.promise;
-  }
-
-  free(): void {
-    this.generation.resolve();
-    this.generation = signal();
   }
 }
 

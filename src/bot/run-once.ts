@@ -22,7 +22,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Config } from "../config.ts";
 import { isRetryable, nextAttemptAt, type BackoffPolicy } from "../lib/backoff.ts";
-import { forEachConcurrently, signal } from "../lib/concurrency.ts";
+import { forEachConcurrently, Wakeup } from "../lib/concurrency.ts";
 import { StoreUnavailableError } from "../store/errors.ts";
 import type { DueItem, ItemOutcome, ItemToPoll, Store } from "../store/store.ts";
 import { BREAKER_OPEN, type AuthorityGate } from "./authority-gate.ts";
@@ -90,18 +90,16 @@ interface Pass {
   refreshing?: Promise<void>;
   /** Deadlines being flagged: it holds some items for a moment, so an empty claim meanwhile is not the end. */
   flagging?: Promise<void>;
-  /** Status requests in hand; `pollsIdle` resolves when they drop to none. */
+  /** Status requests in hand; `pollsIdle` wakes when they drop to none. */
   pollsHeld: number;
-  pollsIdle: () => Promise<void>;
-  wakeFiling: () => void;
+  pollsIdle: Wakeup;
   counts: BotCounts;
   /** The batches counted in `counts.batches`. */
   batches: Set<string>;
   /** Why the pass stopped early; undefined while it goes on. */
   stop?: { kind: "breakerOpen" } | { kind: "failure"; error: unknown };
-  /** Resolves whenever an item was filed (or filing ended): there may be a status request due. */
-  filed: () => Promise<void>;
-  wakePolls: () => void;
+  /** Wakes whenever an item was filed (or filing ended): there may be a status request due. */
+  filed: Wakeup;
   filingDone: boolean;
 }
 
@@ -111,8 +109,6 @@ export async function runBotOnce(deps: BotDeps): Promise<BotCounts> {
   const counts: BotCounts = { batches: 0, submitted: 0, succeeded: 0, failed: 0, retried: 0 };
   try {
     const watched = await takeUpBatches(deps);
-    let wake = signal();
-    let idle = signal();
     const pass: Pass = {
       deps,
       clock,
@@ -120,18 +116,10 @@ export async function runBotOnce(deps: BotDeps): Promise<BotCounts> {
       refreshAt: deps.nextPassAt?.()?.getTime() ?? Number.POSITIVE_INFINITY,
       counts,
       batches: new Set(),
-      filed: () => wake.promise,
-      wakePolls: () => {
-        wake.resolve();
-        wake = signal();
-      },
+      filed: new Wakeup(),
       filingDone: false,
       pollsHeld: 0,
-      pollsIdle: () => idle.promise,
-      wakeFiling: () => {
-        idle.resolve();
-        idle = signal();
-      },
+      pollsIdle: new Wakeup(),
     };
     // Deadlines are watched beside the filing: the slots need not wait for every company's look.
     pass.flagging = flagDeadlines(deps, watched, started).catch((error: unknown) => {
@@ -141,7 +129,7 @@ export async function runBotOnce(deps: BotDeps): Promise<BotCounts> {
       pass.flagging,
       fileDueItems(pass).finally(() => {
         pass.filingDone = true;
-        pass.wakePolls();
+        pass.filed.wake();
       }),
       askAboutFiledItems(pass),
     ]);
@@ -274,7 +262,7 @@ async function fileDueItems(pass: Pass): Promise<void> {
     // for a pass that starts only after this one ends.
     async () => {
       if (pass.pollsHeld === 0 || !Number.isFinite(pass.refreshAt)) return false;
-      await Promise.race([sleep(Math.max(0, pass.refreshAt - pass.clock().getTime())), pass.pollsIdle()]);
+      await Promise.race([sleep(Math.max(0, pass.refreshAt - pass.clock().getTime())), pass.pollsIdle.next()]);
       return pass.clock().getTime() >= pass.refreshAt;
     },
   ).catch((error: unknown) => {
@@ -304,12 +292,12 @@ async function askAboutFiledItems(pass: Pass): Promise<void> {
     // Nothing to ask about now: wait for the next filing, unless filing is over.
     async () => {
       if (pass.filingDone) return false;
-      await pass.filed();
+      await pass.filed.next();
       return true;
     },
     (held) => {
       pass.pollsHeld = held;
-      if (held === 0) pass.wakeFiling();
+      if (held === 0) pass.pollsIdle.wake();
     },
   ).catch((error: unknown) => {
     pass.stop ??= { kind: "failure", error };
@@ -363,7 +351,7 @@ async function submitItem(pass: Pass, item: DueItem): Promise<StepResult> {
   if (!(await record(pass, item, outcome))) return "claimLost";
   if (outcome.kind === "submitted") {
     deps.events?.itemSubmitted?.({ companyId: item.companyId, workItemId: item.workItemId, deadlineAt: item.deadlineAt, submittedAt: outcome.submittedAt });
-    pass.wakePolls();
+    pass.filed.wake();
   }
   const attempts = item.attempts + (outcome.kind === "retried" || (outcome.kind === "failed" && outcome.transient) ? 1 : 0);
   finished(pass, item, outcome.kind, attempts, started);

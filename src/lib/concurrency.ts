@@ -53,3 +53,18 @@ export function signal(): { promise: Promise<void>; resolve: () => void } {
   const promise = new Promise<void>((done) => (resolve = done));
   return { promise, resolve };
 }
+
+/** A wake-up call any number may wait for: `next()` resolves at the following `wake()`. */
+export class Wakeup {
+  private pending = signal();
+
+  next(): Promise<void> {
+    return this.pending.promise;
+  }
+
+  wake(): void {
+    const woken = this.pending;
+    this.pending = signal();
+    woken.resolve();
+  }
+}

@@ -20,7 +20,7 @@
  */
 import type { DatabasePort, Queryable } from "../port.ts";
 import { iso, toDueItem, toItemToPoll, type DueItemRow, type ItemToPollRow } from "../rows.ts";
-import type { DueItem, ItemClaim, ItemToPoll, Store } from "../store.ts";
+import type { DueItem, ItemToPoll, Store } from "../store.ts";
 import { fileOrder, NO_DEADLINE, servedSeqAt, tierOf, type Lane, type QueuedItem } from "../../scheduler/order.ts";
 import { SQL } from "./sql.ts";
 import { FILING_SQL } from "./sql-filing.ts";
@@ -233,4 +233,3 @@ async function settleStatusLane(tx: Queryable, companyId: number, workType: stri
   else await tx.run(FILING_SQL.setStatusLaneReadyAt, [companyId, workType, iso(next.ready_at)]);
 }
 
-export type { ItemClaim };

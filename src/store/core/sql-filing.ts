@@ -12,7 +12,9 @@ const IN_LANE = "company_id = $1 AND work_type = $2 AND deadline_at = $3";
 const IN_LANE_WITHOUT_DEADLINE = "company_id = $1 AND work_type = $2 AND deadline_at IS NULL";
 /** An item waiting in a lane: New and due at some time, or InProgress with its claim's lease. */
 const LANE_ITEM = "status IN ('New', 'InProgress') AND next_attempt_at IS NOT NULL";
-const LANE_NOT_PAUSED = "NOT EXISTS (SELECT 1 FROM bot_pauses p WHERE p.work_type = l.work_type)";
+/** Not of a paused work type (SPEC §12.2): `table` names the alias whose work_type it looks at. */
+const notPaused = (table: string) => `NOT EXISTS (SELECT 1 FROM bot_pauses p WHERE p.work_type = ${table}.work_type)`;
+const LANE_NOT_PAUSED = notPaused("l");
 const LANE_COLUMNS = "l.company_id, l.work_type, l.deadline_at, l.served_seq";
 const DUE_ITEM_COLUMNS = "company_id, work_batch_id, work_item_id, work_type, status, request, attempts, deadline_at";
 
@@ -48,10 +50,10 @@ export const FILING_SQL = {
   companiesWithBotWork: statement(
     "companies_with_bot_work",
     `SELECT company_id, MAX(to_queue) AS to_queue FROM (
-       SELECT b.company_id, CASE WHEN NOT EXISTS (SELECT 1 FROM bot_pauses p WHERE p.work_type = b.work_type) THEN 1 ELSE 0 END AS to_queue
+       SELECT b.company_id, CASE WHEN ${notPaused("b")} THEN 1 ELSE 0 END AS to_queue
          FROM work_batches b WHERE b.status = 'Open' AND b.item_count > 0
        UNION ALL
-       SELECT b.company_id, CASE WHEN b.status = 'Closed' AND NOT EXISTS (SELECT 1 FROM bot_pauses p WHERE p.work_type = b.work_type) THEN 1 ELSE 0 END
+       SELECT b.company_id, CASE WHEN b.status = 'Closed' AND ${notPaused("b")} THEN 1 ELSE 0 END
          FROM work_batches b WHERE b.status IN ('Closed', 'Processing')
      ) work
      GROUP BY company_id ORDER BY company_id`,
@@ -60,7 +62,7 @@ export const FILING_SQL = {
   closedBatches: statement(
     "closed_batches",
     (d) => `SELECT work_batch_id FROM work_batches b
-      WHERE b.company_id = $1 AND b.status = 'Closed' AND NOT EXISTS (SELECT 1 FROM bot_pauses p WHERE p.work_type = b.work_type)
+      WHERE b.company_id = $1 AND b.status = 'Closed' AND ${notPaused("b")}
       ORDER BY b.work_batch_id${d.forUpdate}`,
   ),
   /** The batch's New items join the queue: due from $3. */
