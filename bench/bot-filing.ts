@@ -91,6 +91,8 @@ function timed(adapter: AuthorityAdapter) {
     name: adapter.name,
     submit: (request) => time("submit", adapter.submit(request)),
     status: (applicationNumber) => time("status", adapter.status(applicationNumber)),
+    change: (amendment) => adapter.change(amendment),
+    withdraw: (amendment) => adapter.withdraw(amendment),
     close: () => adapter.close(),
   };
   return { adapter: wrapped, calls };

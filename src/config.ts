@@ -58,6 +58,7 @@ export const EnvSchema = Type.Object({
   AUTHORITY_BREAKER_FAILURES: Int(1, 10_000, 5, "transient authority failures in a row that open the circuit breaker"),
   AUTHORITY_BREAKER_SECONDS: Int(1, 86_400, 60, "how long an open breaker makes the bot leave the authority alone before one probe call"),
   BOT_POLL_SECONDS: Int(1, 86_400, 5, "first wait before asking the authority again about a submitted item (doubles, at most 5 minutes)"),
+  CHANGE_CUTOFF_HOURS: Int(0, 8760, 12, "hours before the transport (exportDate) after which a document can no longer be changed (SPEC §15)"),
   DEADLINE_TZ: Type.String({ minLength: 1, default: "Europe/Amsterdam", description: "time zone of the filing deadline's calendar and cutoff" }),
   DEADLINE_WORKING_DAYS: Int(0, 60, 2, "working days before the transport by which a document must be requested"),
   DEADLINE_HOLIDAYS: Type.String({ pattern: "^[A-Za-z]{2}(-[A-Za-z0-9]{1,3})?$", default: "NL", description: "country (optionally -region) whose public holidays are not working days" }),
@@ -131,6 +132,8 @@ export interface Config {
   botPollSeconds: number;
   /** When an item must be filed (SPEC §10). */
   deadline: DeadlineRule;
+  /** CHANGE_CUTOFF_HOURS in milliseconds. */
+  changeCutoffMs: number;
   /** Settings of the authority simulator, standalone or built in. */
   authoritySim: AuthoritySimSettings;
   webhookAllowPrivateNetworks: boolean;
@@ -237,6 +240,7 @@ export function loadConfig(source: EnvSource = process.env, overrides: Partial<E
     authorityBreakerFailures: env.AUTHORITY_BREAKER_FAILURES,
     authorityBreakerSeconds: env.AUTHORITY_BREAKER_SECONDS,
     botPollSeconds: env.BOT_POLL_SECONDS,
+    changeCutoffMs: env.CHANGE_CUTOFF_HOURS * 3_600_000,
     deadline: Object.freeze({ timeZone: env.DEADLINE_TZ, workingDays: env.DEADLINE_WORKING_DAYS, holidays: env.DEADLINE_HOLIDAYS.toUpperCase(), cutoff: env.DEADLINE_CUTOFF }),
     authoritySim: Object.freeze({
       host: env.AUTHORITY_SIM_HOST,

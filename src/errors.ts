@@ -33,6 +33,8 @@ export type FieldErrors = Record<string, string[]>;
 
 export interface ApiErrorOptions {
   errors?: FieldErrors;
+  /** A machine-readable reason beside the catalogue's type, e.g. a 409's ORIGINAL_CLOSED (SPEC §15). */
+  reason?: string;
   headers?: Record<string, string>;
   cause?: unknown;
 }
@@ -43,6 +45,7 @@ export class ApiError extends Error {
   readonly status: number;
   readonly title: string;
   readonly errors: FieldErrors | undefined;
+  readonly reason: string | undefined;
   readonly headers: Record<string, string>;
 
   constructor(
@@ -54,6 +57,7 @@ export class ApiError extends Error {
     this.status = errorCatalogue[code].status;
     this.title = errorCatalogue[code].title;
     this.errors = options.errors;
+    this.reason = options.reason;
     this.headers = options.headers ?? {};
   }
 }
@@ -67,6 +71,7 @@ export interface ProblemDetails {
   detail: string;
   instance: string;
   traceId: string;
+  code?: string;
   errors?: FieldErrors;
 }
 
@@ -79,6 +84,7 @@ export function problemFor(error: ApiError, request: FastifyRequest): ProblemDet
     instance: request.url.split("?")[0] ?? request.url,
     traceId: String(request.id),
   };
+  if (error.reason !== undefined) problem.code = error.reason;
   // Every 400 is a ValidationProblemDetails, as ASP.NET answers a body it cannot read: `$` is the body.
   if (error.errors) problem.errors = error.errors;
   else if (error.status === 400) problem.errors = { $: [error.detail] };

@@ -1,4 +1,5 @@
 /** What the demo prints: steps, a progress line while it waits, and the outcome table. */
+import { registrationOf } from "../../src/domain/views.ts";
 import type { WorkItemView } from "../../src/client/index.ts";
 import type { ReceivedWebhook } from "./receiver.ts";
 
@@ -46,7 +47,8 @@ export function bar(done: number, total: number, width = 20): string {
 }
 
 function outcomeOf(item: WorkItemView): string {
-  if (item.result) return item.result.registrationNumber;
+  const registration = registrationOf(item);
+  if (registration) return registration.registrationNumber;
   if (item.error) {
     const reasons = item.error.details.map((reason) => `${reason.field}: ${reason.message}`).join("; ");
     return `${item.error.code}${reasons ? ` (${reasons})` : ""}`;

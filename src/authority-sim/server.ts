@@ -7,6 +7,10 @@
  *
  * - `POST /v1/registrations`                      submit one item (Idempotency-Key required)
  * - `GET  /v1/registrations/{applicationNumber}`  its status: pending, registered or rejected; 404 unknown
+ * - `POST /v1/registrations/{n}/changes`           change a filed document (SPEC §15): the §5 rules apply to the
+ *                                                 merged document; refused for a rejected or withdrawn application
+ * - `POST /v1/registrations/{n}/withdrawal`        withdraw it; refused for a rejected or withdrawn application
+ * - `GET  /_sim/applications/{applicationNumber}` the document as the simulated Authority holds it
  * - `GET  /_sim/stats`                            calls per key: tests prove exactly-once with it; calls
  *                                                 in flight (now, the most at once, over time);
  *                                                 `?keys=false` leaves the per-key counts out
@@ -21,8 +25,11 @@ import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import {
+  CHANGES_SUFFIX,
   IDEMPOTENCY_KEY_HEADER,
   REGISTRATIONS_PATH,
+  WITHDRAWAL_SUFFIX,
+  type AmendmentAccepted,
   type ApplicationAccepted,
   type ApplicationStatus,
   type RegistrationRejected,
@@ -40,6 +47,10 @@ export interface SimKeyStats {
   statusRequests: number;
   applicationNumber: string | null;
   registrationNumber: string | null;
+  /** Change calls with this key (SPEC §15), replays and refusals included. */
+  changes: number;
+  /** Withdrawal calls with this key, replays and refusals included. */
+  withdrawals: number;
 }
 
 export interface SimStats {
@@ -83,8 +94,20 @@ interface Application {
   key: string;
   applicationNumber: string;
   submittedAt: number;
+  /** The document as it stands, changes applied. */
   request: Record<string, unknown>;
+  /** Changes accepted so far. */
+  revision: number;
+  withdrawn: boolean;
   decision?: ApplicationStatus;
+}
+
+/** What the simulator holds of one application: `GET /_sim/applications/{applicationNumber}`. */
+export interface SimApplication {
+  applicationNumber: string;
+  status: "pending" | "registered" | "rejected" | "withdrawn";
+  revision: number;
+  document: Record<string, unknown>;
 }
 
 /** Ten characters of Crockford base32 from random bytes: 50 bits, unique across processes and restarts. */
@@ -104,6 +127,8 @@ export async function startAuthoritySim(settings: AuthoritySimSettings, options:
   };
   const byKey = new Map<string, Application>();
   const byNumber = new Map<string, Application>();
+  /** The first answer to each change or withdrawal key, given again to a replay. */
+  const amendments = new Map<string, { code: number; body: AmendmentAccepted | RegistrationRejected }>();
   const stats: SimStats = { requests: 0, statusRequests: 0, registrations: 0, rejections: 0, maxConcurrent: 0, inFlight: 0, maxInFlight: 0, inFlightMs: 0, readAt: 0, keys: {} };
   /** Monotonic time of the last change of `stats.inFlight`, up to which `stats.inFlightMs` is summed. */
   let summedTo = performance.now();
@@ -161,7 +186,7 @@ export async function startAuthoritySim(settings: AuthoritySimSettings, options:
     if (typeof key !== "string" || key.length === 0 || key.length > 255) {
       return reply.code(400).send({ code: "IDEMPOTENCY_KEY_REQUIRED", message: "Send an Idempotency-Key header (1–255 characters)." });
     }
-    const perKey = (stats.keys[key] ??= { submits: 0, statusRequests: 0, applicationNumber: null, registrationNumber: null });
+    const perKey = keyStats(key);
     perKey.submits += 1;
     if (await disturbed(reply)) return reply;
     const previous = byKey.get(key);
@@ -173,7 +198,7 @@ export async function startAuthoritySim(settings: AuthoritySimSettings, options:
       const rejected: RegistrationRejected = { code: "MALFORMED", message: "A registration request is {workType, request}.", reasons: [] };
       return reply.code(422).send(rejected);
     }
-    const application: Application = { key, applicationNumber: `RVDM-A-${randomCode()}`, submittedAt: now().getTime(), request: body.request };
+    const application: Application = { key, applicationNumber: `RVDM-A-${randomCode()}`, submittedAt: now().getTime(), request: body.request, revision: 0, withdrawn: false };
     byKey.set(key, application);
     byNumber.set(application.applicationNumber, application);
     perKey.applicationNumber = application.applicationNumber;
@@ -189,6 +214,63 @@ export async function startAuthoritySim(settings: AuthoritySimSettings, options:
     if (!application) return reply.code(404).send({ code: "UNKNOWN_APPLICATION", message: `No application ${applicationNumber}.` });
     return reply.code(200).send(decide(application));
   }
+
+  const keyStats = (key: string) => (stats.keys[key] ??= { submits: 0, statusRequests: 0, applicationNumber: null, registrationNumber: null, changes: 0, withdrawals: 0 });
+
+  app.post(`${REGISTRATIONS_PATH}/:applicationNumber${CHANGES_SUFFIX}`, (request, reply) => counted(() => amend(request, reply, "changes"))());
+  app.post(`${REGISTRATIONS_PATH}/:applicationNumber${WITHDRAWAL_SUFFIX}`, (request, reply) => counted(() => amend(request, reply, "withdrawals"))());
+
+  /** A change or a withdrawal of a filed application, once per key (SPEC §15). */
+  async function amend(request: FastifyRequest, reply: FastifyReply, kind: "changes" | "withdrawals") {
+    const key = request.headers[IDEMPOTENCY_KEY_HEADER];
+    if (typeof key !== "string" || key.length === 0 || key.length > 255) {
+      return reply.code(400).send({ code: "IDEMPOTENCY_KEY_REQUIRED", message: "Send an Idempotency-Key header (1–255 characters)." });
+    }
+    keyStats(key)[kind] += 1;
+    if (await disturbed(reply)) return reply;
+    const previous = amendments.get(key);
+    if (previous) return reply.code(previous.code).header("idempotency-replayed", "true").send(previous.body);
+    const { applicationNumber } = request.params as { applicationNumber: string };
+    const application = byNumber.get(applicationNumber);
+    if (!application) return reply.code(404).send({ code: "UNKNOWN_APPLICATION", message: `No application ${applicationNumber}.` });
+    const body = (request.body ?? {}) as { changes?: unknown; reason?: unknown };
+    const refuse = (message: string, reasons: RegistrationRejected["reasons"] = []) => {
+      const answer = { code: 422, body: { code: "REFUSED", message, reasons } satisfies RegistrationRejected };
+      amendments.set(key, answer);
+      return reply.code(answer.code).send(answer.body);
+    };
+    const decision = decide(application);
+    if (application.withdrawn) return refuse(`Application ${applicationNumber} is withdrawn.`);
+    if (decision.status === "rejected") return refuse(`Application ${applicationNumber} was rejected.`);
+    if (kind === "changes") {
+      if (body.changes === null || typeof body.changes !== "object" || Array.isArray(body.changes)) return refuse("A change is {changes}.");
+      const merged = { ...application.request, ...(body.changes as Record<string, unknown>) };
+      const reasons = rejectionReasons(merged, now());
+      if (reasons.length > 0) return refuse("The changed document breaks the Authority's rules.", reasons);
+      application.request = merged;
+      application.revision += 1;
+    } else {
+      if (typeof body.reason !== "string" || body.reason.length === 0) return refuse("A withdrawal is {reason}.");
+      application.withdrawn = true;
+    }
+    const answer = { code: 200, body: { applicationNumber, revision: application.revision } satisfies AmendmentAccepted };
+    amendments.set(key, answer);
+    return reply.code(answer.code).send(answer.body);
+  }
+
+  app.get("/_sim/applications/:applicationNumber", async (request, reply) => {
+    const { applicationNumber } = request.params as { applicationNumber: string };
+    const application = byNumber.get(applicationNumber);
+    if (!application) return reply.code(404).send({ code: "UNKNOWN_APPLICATION", message: `No application ${applicationNumber}.` });
+    const decision = decide(application);
+    const held: SimApplication = {
+      applicationNumber,
+      status: application.withdrawn ? "withdrawn" : decision.status,
+      revision: application.revision,
+      document: application.request,
+    };
+    return held;
+  });
 
   /** Pending until the decision delay has passed; then decided once, by the rules, for good. */
   function decide(application: Application): ApplicationStatus {

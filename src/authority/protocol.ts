@@ -37,6 +37,18 @@ export type StatusAnswer =
   | { kind: "rejected"; message: string; reasons: FieldReason[] }
   | { kind: "unknown" };
 
+/**
+ * The answer to `change` and `withdraw` (SPEC §15). `rejected`: the Authority refuses it (the
+ * merged document breaks a rule, or the application is rejected, withdrawn or unknown); final.
+ */
+export type AmendmentAnswer = { kind: "accepted" } | { kind: "rejected"; message: string; reasons: FieldReason[] };
+
+/** A change or withdrawal of a filed application; the work item's id is its idempotency key. */
+export interface AuthorityAmendment {
+  idempotencyKey: string;
+  applicationNumber: string;
+}
+
 /** One way of reaching an Authority; a new work type's Authority means one new adapter in src/bot/. */
 export interface AuthorityAdapter {
   readonly name: string;
@@ -44,6 +56,10 @@ export interface AuthorityAdapter {
   submit(submission: AuthoritySubmission): Promise<SubmitAnswer>;
   /** Asks for the decision on a filed item. Throws as `submit` does. */
   status(applicationNumber: string): Promise<StatusAnswer>;
+  /** Changes declaration fields of a filed application. Throws as `submit` does. */
+  change(amendment: AuthorityAmendment & { changes: Record<string, unknown> }): Promise<AmendmentAnswer>;
+  /** Withdraws a filed application. Throws as `submit` does. */
+  withdraw(amendment: AuthorityAmendment & { reason: string }): Promise<AmendmentAnswer>;
   close(): Promise<void>;
 }
 
@@ -65,6 +81,10 @@ export class AuthorityProtocolError extends Error implements RetryableError {
  * `RegistrationRejected` when the body fails the syntax check.
  * Status: `GET {AUTHORITY_URL}/v1/registrations/{applicationNumber}` → 200 `ApplicationStatus`,
  * or 404 when the application number is unknown.
+ * Change: `POST …/{applicationNumber}/changes` with `Idempotency-Key` and `{changes}`; withdraw:
+ * `POST …/{applicationNumber}/withdrawal` with `Idempotency-Key` and `{reason}`. Each → 200
+ * `AmendmentAccepted` (the same again for the same key), 422 `RegistrationRejected`, or 404 when
+ * the application number is unknown.
  */
 export const REGISTRATIONS_PATH = "/v1/registrations";
 
@@ -74,6 +94,15 @@ export const IDEMPOTENCY_KEY_HEADER = "idempotency-key";
 export interface RegistrationRequest {
   workType: string;
   request: Record<string, unknown>;
+}
+
+export const CHANGES_SUFFIX = "/changes";
+export const WITHDRAWAL_SUFFIX = "/withdrawal";
+
+export interface AmendmentAccepted {
+  applicationNumber: string;
+  /** The document's revision at the Authority after this change (0 for a withdrawal of an unchanged one). */
+  revision: number;
 }
 
 export interface ApplicationAccepted {

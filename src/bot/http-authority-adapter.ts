@@ -11,8 +11,11 @@ import { Agent, request } from "undici";
 import {
   AuthorityProtocolError,
   AuthorityUnavailableError,
+  CHANGES_SUFFIX,
   IDEMPOTENCY_KEY_HEADER,
   REGISTRATIONS_PATH,
+  WITHDRAWAL_SUFFIX,
+  type AmendmentAnswer,
   type ApplicationStatus,
   type AuthorityAdapter,
   type AuthoritySubmission,
@@ -96,8 +99,24 @@ export function createHttpAuthorityAdapter(options: HttpAuthorityOptions): Autho
       }
     },
 
+    change: ({ idempotencyKey, applicationNumber, changes }) => amend(`${url}/${encodeURIComponent(applicationNumber)}${CHANGES_SUFFIX}`, idempotencyKey, { changes }),
+    withdraw: ({ idempotencyKey, applicationNumber, reason }) => amend(`${url}/${encodeURIComponent(applicationNumber)}${WITHDRAWAL_SUFFIX}`, idempotencyKey, { reason }),
+
     close: () => agent.close(),
   };
+
+  /** A change or withdrawal: accepted, or rejected for good (an unknown application included). */
+  async function amend(target: string, idempotencyKey: string, payload: Record<string, unknown>): Promise<AmendmentAnswer> {
+    const { status, body } = await call(target, {
+      method: "POST",
+      headers: { "content-type": "application/json", [IDEMPOTENCY_KEY_HEADER]: idempotencyKey },
+      body: JSON.stringify(payload),
+    });
+    if (status === 200 || status === 201 || status === 202) return { kind: "accepted" };
+    if (status === 422) return rejected(body);
+    if (status === 404) return { kind: "rejected", message: "The Authority does not know the application.", reasons: [] };
+    throw refused(status, body);
+  }
 }
 
 function rejected(body: Body): { kind: "rejected"; message: string; reasons: FieldReason[] } {

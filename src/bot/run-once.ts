@@ -10,6 +10,11 @@
  *   becomes Successful, Failed, or stays Submitted with a later poll). The first poll is due at
  *   once, so with an authority that decides at once one pass files and decides.
  *
+ * A change or withdraw item (SPEC §15) is filed the same way, in the same queue, against its
+ * original's application number; the store let it into the queue only once its original was
+ * filed and the earlier ones of that original were done. One whose original closed meanwhile,
+ * or a change past its cutoff, fails without a call.
+ *
  * Outcomes are stored as data: results, reasons, attempts, last error and the next time. Calls go
  * through the AuthorityGate (the shared capacity and circuit breaker); a call the breaker keeps
  * back spends nothing, and its item is given back in its place at once.
@@ -332,6 +337,7 @@ function finished(pass: Pass, item: { companyId: number; workItemId: number }, r
 
 /** Stage 1 for one item: submit it, and record Submitted, Failed (rejected, or out of attempts) or retried. */
 async function submitItem(pass: Pass, item: DueItem): Promise<StepResult> {
+  if (item.kind !== "create") return fileAmendment(pass, item);
   const { deps, clock } = pass;
   const started = clock();
   let outcome: ItemOutcome;
@@ -356,6 +362,52 @@ async function submitItem(pass: Pass, item: DueItem): Promise<StepResult> {
   const attempts = item.attempts + (outcome.kind === "retried" || (outcome.kind === "failed" && outcome.transient) ? 1 : 0);
   finished(pass, item, outcome.kind, attempts, started);
   return outcome.kind;
+}
+
+/** Why a change or withdrawal fails without a call, if it does (SPEC §15). */
+function refusedWithoutCall(item: DueItem, now: Date): ItemOutcome | undefined {
+  const original = item.original;
+  if (!original || !original.applicationNumber || (original.status !== "Submitted" && original.status !== "Successful")) {
+    const message = `The original work item ${original?.workItemId ?? "?"} is ${original?.status ?? "gone"}; this was not filed.`;
+    return { kind: "failed", error: { code: "ORIGINAL_CLOSED", message, details: [] } };
+  }
+  if (item.kind === "change" && item.deadlineAt !== null && now.getTime() > Date.parse(item.deadlineAt)) {
+    const message = `The change cutoff (${item.deadlineAt}) passed before the change could be filed.`;
+    return { kind: "failed", error: { code: "CHANGE_CUTOFF_PASSED", message, details: [] } };
+  }
+  return undefined;
+}
+
+/** A change or withdraw item: filed against its original's application number; accepted, rejected or retried. */
+async function fileAmendment(pass: Pass, item: DueItem): Promise<StepResult> {
+  const { deps, clock } = pass;
+  const started = clock();
+  let outcome = refusedWithoutCall(item, started);
+  if (!outcome) {
+    const amendment = { idempotencyKey: String(item.workItemId), applicationNumber: item.original!.applicationNumber! };
+    try {
+      const answer = await deps.gate.call(
+        "submit",
+        (adapter) =>
+          item.kind === "change"
+            ? adapter.change({ ...amendment, changes: (item.request.changes ?? {}) as Record<string, unknown> })
+            : adapter.withdraw({ ...amendment, reason: String(item.request.reason ?? "") }),
+        deps.signal,
+      );
+      if (answer === BREAKER_OPEN) return giveBack(pass, item);
+      outcome =
+        answer.kind === "accepted"
+          ? { kind: "applied" }
+          : { kind: "failed", decided: true, error: { code: "AUTHORITY_REJECTED", message: answer.message, details: answer.reasons } };
+    } catch (error) {
+      if (error instanceof StoreUnavailableError) throw error;
+      outcome = submitFailure(deps, item, error, started);
+    }
+  }
+  if (!(await record(pass, item, outcome))) return "claimLost";
+  const attempts = item.attempts + (outcome.kind === "retried" || (outcome.kind === "failed" && outcome.transient) ? 1 : 0);
+  finished(pass, item, outcome.kind, attempts, started);
+  return outcome.kind === "applied" ? "succeeded" : outcome.kind;
 }
 
 function submitFailure(deps: BotDeps, item: DueItem, error: unknown, now: Date): ItemOutcome {

@@ -2,6 +2,7 @@
  * GET /console/work-items/:id: the item, why it failed, its timeline oldest first, and the
  * actions the role allows (SPEC §12.3). POST …/retry and …/cancel, each with a reason.
  */
+import { registrationOf } from "../domain/views.ts";
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../app-context.ts";
 import { ApiError } from "../errors.ts";
@@ -31,7 +32,7 @@ ${row("Work type", item.workType)}
 ${row("Batch", item.workBatchId)}
 ${row("Transient failures", item.attempts)}
 ${row("Application number", item.authority.applicationNumber)}
-${row("Registration number", item.result?.registrationNumber ?? item.authority.registrationNumber)}
+${row("Registration number", registrationOf(item)?.registrationNumber ?? item.authority.registrationNumber)}
 ${row("Deadline", time(item.deadlineAt))}
 ${row("Created", time(item.createdAt))}
 ${row("Updated", time(item.updatedAt))}

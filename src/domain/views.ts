@@ -35,13 +35,21 @@ export const WorkItemStatus = Type.Union(
     Type.Literal("Successful"),
     Type.Literal("Failed"),
     Type.Literal("Cancelled"),
+    Type.Literal("Withdrawn"),
   ],
   {
-    description: "New → InProgress → Submitted (filed, the Authority's decision pending) → Successful | Failed; New → Cancelled",
+    description:
+      "New → InProgress → Submitted (filed, the Authority's decision pending) → Successful | Failed; New → Cancelled; a create item Submitted | Successful → Withdrawn (SPEC §15)",
     examples: ["New"],
   },
 );
 export type WorkItemStatus = Static<typeof WorkItemStatus>;
+
+export const WorkItemKind = Type.Union([Type.Literal("create"), Type.Literal("change"), Type.Literal("withdraw")], {
+  description: "create: a new document; change or withdraw: of the document its originalWorkItemId filed (SPEC §15)",
+  examples: ["create"],
+});
+export type WorkItemKind = Static<typeof WorkItemKind>;
 
 export const WorkBatchStatus = Type.Union(
   [Type.Literal("Open"), Type.Literal("Closed"), Type.Literal("Processing"), Type.Literal("Completed")],
@@ -72,6 +80,15 @@ export const WorkItemResult = Type.Object(
 );
 export type WorkItemResult = Static<typeof WorkItemResult>;
 
+export const DocumentChangeResult = Type.Object(
+  {
+    appliedBeforeFiling: Type.Optional(Type.Literal(true, { description: "applied to the original before it was filed, without a call to the Authority" })),
+    revision: Type.Optional(Type.Integer({ minimum: 1, description: "a change: the original's revision once this change was applied", examples: [1] })),
+  },
+  { title: "DocumentChangeResult", description: "the outcome of a change or withdraw item that succeeded" },
+);
+export type DocumentChangeResult = Static<typeof DocumentChangeResult>;
+
 export const WorkItemError = Type.Object(
   {
     code: Type.String({ examples: ["AUTHORITY_REJECTED"] }),
@@ -99,6 +116,9 @@ const EXAMPLE_WORK_ITEM = {
   workBatchId: 17,
   workType: WORK_TYPE_AUTHORITY_RVDM,
   status: "Successful",
+  kind: "create",
+  originalWorkItemId: null,
+  revision: 0,
   customerReference: "ORDER-2026-0042",
   documentReference: "DOC-77",
   webhookUrl: "https://integrator.example/hooks/work-items",
@@ -132,11 +152,14 @@ export const WorkItemView = Type.Object(
     workBatchId: Type.Integer({ minimum: 1, examples: [17] }),
     workType: Type.String({ examples: [WORK_TYPE_AUTHORITY_RVDM] }),
     status: WorkItemStatus,
+    kind: WorkItemKind,
+    originalWorkItemId: Nullable(Type.Integer({ minimum: 1, description: "a change or withdraw item: the create item it changes; null for a create", examples: [4711] })),
+    revision: Type.Optional(Type.Integer({ minimum: 0, description: "a create item: the changes applied to its document so far", examples: [0] })),
     customerReference: Type.String({ examples: ["ORDER-2026-0042"] }),
     documentReference: Nullable(Type.String()),
     webhookUrl: Nullable(Type.String()),
-    request: Type.Record(Type.String(), Type.Unknown(), { description: "the submitted body, normalised" }),
-    result: Nullable(WorkItemResult),
+    request: Type.Record(Type.String(), Type.Unknown(), { description: "the submitted body, normalised; a create item's document as it stands, its changes applied" }),
+    result: Type.Union([WorkItemResult, DocumentChangeResult, Type.Null()]),
     error: Nullable(WorkItemError),
     attempts: Type.Integer({ minimum: 0, description: "transient failures so far", examples: [0] }),
     authority: AuthorityProgress,
@@ -158,6 +181,7 @@ export const WorkBatchCounts = Type.Object({
   successful: Type.Integer({ minimum: 0 }),
   failed: Type.Integer({ minimum: 0 }),
   cancelled: Type.Integer({ minimum: 0 }),
+  withdrawn: Type.Integer({ minimum: 0 }),
 });
 export type WorkBatchCounts = Static<typeof WorkBatchCounts>;
 
@@ -182,7 +206,7 @@ export const WorkBatchView = Type.Object(
         createdAt: "2026-11-21T14:00:00.000Z",
         closedAt: "2026-11-21T14:04:00.000Z",
         completedAt: null,
-        counts: { new: 0, inProgress: 1, submitted: 3, successful: 40, failed: 2, cancelled: 1 },
+        counts: { new: 0, inProgress: 1, submitted: 3, successful: 40, failed: 2, cancelled: 1, withdrawn: 0 },
       },
     ],
   },
@@ -202,7 +226,11 @@ export const WorkItemPage = Type.Object(
 );
 export type WorkItemPage = Static<typeof WorkItemPage>;
 
-export const emptyCounts = (): WorkBatchCounts => ({ new: 0, inProgress: 0, submitted: 0, successful: 0, failed: 0, cancelled: 0 });
+/** A create item's registration, when it has one (a change or withdraw item's result is not one). */
+export const registrationOf = (view: Pick<WorkItemView, "result">): WorkItemResult | null =>
+  view.result !== null && "registrationNumber" in view.result ? view.result : null;
+
+export const emptyCounts = (): WorkBatchCounts => ({ new: 0, inProgress: 0, submitted: 0, successful: 0, failed: 0, cancelled: 0, withdrawn: 0 });
 
 const countKeyByStatus: Record<WorkItemStatus, keyof WorkBatchCounts> = {
   New: "new",
@@ -211,5 +239,6 @@ const countKeyByStatus: Record<WorkItemStatus, keyof WorkBatchCounts> = {
   Successful: "successful",
   Failed: "failed",
   Cancelled: "cancelled",
+  Withdrawn: "withdrawn",
 };
 export const countKeyFor = (status: WorkItemStatus) => countKeyByStatus[status];

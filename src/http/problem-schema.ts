@@ -9,6 +9,12 @@ const problemFields = {
   detail: Type.String({ examples: ["Work item 4711 is InProgress; only a New item of an Open batch can be cancelled."] }),
   instance: Type.String({ examples: ["/api/AuthorityRvdm/WorkItem/4711"] }),
   traceId: Type.String({ description: "the request id, as in the server's log line", examples: ["4c0f6c1e-4a53-4d8e-9d2f-1f0e6c2b9a11"] }),
+  code: Type.Optional(
+    Type.String({
+      description: "why, where a status has more than one reason: a 409 of AddWorkItemChange or AddWorkItemWithdraw says ORIGINAL_CLOSED, WITHDRAWAL_PENDING or CHANGE_CUTOFF_PASSED",
+      examples: ["ORIGINAL_CLOSED"],
+    }),
+  ),
 };
 
 export const ProblemDetails = Type.Object(problemFields, { title: "ProblemDetails", description: "RFC 9457 problem details" });

@@ -3,7 +3,7 @@
  * differ in type (PostgreSQL: bigint as text, timestamptz as Date, json parsed; SQLite: numbers
  * and text), and each mapper accepts both.
  */
-import type { WorkBatchCounts, WorkBatchStatus, WorkBatchView, WorkItemStatus, WorkItemView } from "../domain/views.ts";
+import type { WorkBatchCounts, WorkBatchStatus, WorkBatchView, WorkItemKind, WorkItemStatus, WorkItemView } from "../domain/views.ts";
 import { countKeyFor, emptyCounts } from "../domain/views.ts";
 import { utcInstant } from "../domain/deadline.ts";
 import type {
@@ -57,6 +57,9 @@ export interface WorkItemRow {
   submitted_at: Timestamp | null;
   decided_at: Timestamp | null;
   deadline_at: Timestamp | null;
+  kind: WorkItemKind;
+  original_work_item_id: Id | null;
+  revision: number;
 }
 
 export function toWorkItemView(row: WorkItemRow): WorkItemView {
@@ -65,6 +68,9 @@ export function toWorkItemView(row: WorkItemRow): WorkItemView {
     workBatchId: Number(row.work_batch_id),
     workType: row.work_type,
     status: row.status as WorkItemStatus,
+    kind: row.kind,
+    originalWorkItemId: row.original_work_item_id === null ? null : Number(row.original_work_item_id),
+    ...(row.kind === "create" ? { revision: row.revision } : {}),
     customerReference: row.customer_reference,
     documentReference: row.document_reference,
     webhookUrl: row.webhook_url,
@@ -147,6 +153,10 @@ export interface DueItemRow {
   request: Json;
   attempts: number;
   deadline_at: Timestamp | null;
+  kind: WorkItemKind;
+  original_work_item_id: Id | null;
+  original_application_number: string | null;
+  original_status: string | null;
 }
 
 export const toDueItem = (row: DueItemRow): DueItem => ({
@@ -157,6 +167,11 @@ export const toDueItem = (row: DueItemRow): DueItem => ({
   request: storedRequest(row.request),
   attempts: row.attempts,
   deadlineAt: isoOrNull(row.deadline_at),
+  kind: row.kind,
+  original:
+    row.original_work_item_id === null
+      ? null
+      : { workItemId: Number(row.original_work_item_id), applicationNumber: row.original_application_number, status: row.original_status as WorkItemStatus },
 });
 
 export interface ItemToPollRow {

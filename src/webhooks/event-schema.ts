@@ -12,6 +12,8 @@ const descriptions: Record<WebhookEventType, string> = {
   "workitem.failed": "the item failed: the Authority rejected it, or it could not be filed; `data.error` says why",
   "workitem.deadline_at_risk": "the item is not yet filed and its deadline is close",
   "workitem.retried": "an operator sent the failed item back to New, in the company's Open batch, to be filed again",
+  "workitem.changed": "a change was applied to the document (SPEC §15): `data` is the original create item, its `request` as it stands now and its `revision`",
+  "workitem.withdrawn": "the Authority accepted the withdrawal of the document: `data` is the original create item, now `Withdrawn`",
 };
 
 export const WebhookEventSchema = Type.Object(

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import { createKey } from "../../src/admin/admin.ts";
 import { startAuthoritySim, type AuthoritySim } from "../../src/authority-sim/server.ts";
-import type { WorkBatchView, WorkItemView } from "../../src/domain/views.ts";
+import { registrationOf, type WorkBatchView, type WorkItemView } from "../../src/domain/views.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import type { Store } from "../../src/store/store.ts";
 import { availableBackends, type Backend } from "../helpers/backends.ts";
@@ -94,7 +94,7 @@ async function assertFiledOnce(rig: Rig): Promise<void> {
     const item = (await rig.store.getWorkItem(9, key.workItemId)) as WorkItemView;
     assert.equal(item.status, "Successful");
     assert.equal(item.authority.applicationNumber, perKey.applicationNumber, "the one application the authority made for this key");
-    assert.equal(item.result?.registrationNumber, perKey.registrationNumber);
+    assert.equal(registrationOf(item)?.registrationNumber, perKey.registrationNumber);
   }
 }
 

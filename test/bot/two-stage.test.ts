@@ -3,6 +3,7 @@
  * simulator over real HTTP decides later than it answers a submit, and the bot submits, asks,
  * backs off, respects capacity and the shared circuit breaker, and flags deadlines.
  */
+import { registrationOf } from "../../src/domain/views.ts";
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -30,6 +31,8 @@ function recording(adapter: AuthorityAdapter) {
       calls.push({ kind: "status", subject: applicationNumber, at: performance.now() });
       return adapter.status(applicationNumber);
     },
+    change: (amendment) => adapter.change(amendment),
+    withdraw: (amendment) => adapter.withdraw(amendment),
     close: () => adapter.close(),
   };
   return { adapter: wrapped, calls };
@@ -83,7 +86,7 @@ for (const backend of await availableBackends()) {
         assert.deepEqual(await run(), { batches: 1, submitted: 0, succeeded: 1, failed: 1, retried: 0 });
         const registered = await item(good.workItemId);
         assert.equal(registered.status, "Successful");
-        assert.equal(registered.authority.registrationNumber, registered.result!.registrationNumber);
+        assert.equal(registered.authority.registrationNumber, registrationOf(registered)!.registrationNumber);
         assert.equal(registered.authority.applicationNumber, sim.stats().keys[String(good.workItemId)]!.applicationNumber, "the number from submit is kept");
         assert.ok(registered.authority.decidedAt && registered.authority.decidedAt >= registered.authority.submittedAt!);
         const rejected = await item(bad.workItemId);

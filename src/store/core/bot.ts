@@ -11,6 +11,7 @@ import { isoOrNull, type WorkItemRow } from "../rows.ts";
 import type { AuthorityBreaker, ItemOutcome, Store, WebhookEventType } from "../store.ts";
 import type { WorkItemStatus } from "../../domain/views.ts";
 import { chooseSlot, reserveSend, WAITING_MARK_MS, type CallKind, type SlotState } from "../../scheduler/capacity.ts";
+import { recordApplied } from "./documents.ts";
 import { emitEvents } from "./events.ts";
 import { SQL } from "./sql.ts";
 import { FILING_SQL } from "./sql-filing.ts";
@@ -49,6 +50,7 @@ const STATUS_AFTER: Record<ItemOutcome["kind"], WorkItemStatus | undefined> = {
   succeeded: "Successful",
   failed: "Failed",
   retried: "New",
+  applied: "Successful",
 };
 
 /** The state an outcome came from: a filed item (it has an application number) was Submitted, unless it was filed just now. */
@@ -72,6 +74,8 @@ function attemptDetail(outcome: ItemOutcome): string {
         : `${outcome.decided ? "Rejected" : "Failed"}: ${outcome.error.code}: ${outcome.error.message}`;
     case "retried":
       return `Transient error, retried from ${outcome.nextAttemptAt}: ${outcome.lastError}`;
+    case "applied":
+      return "Accepted by the Authority";
   }
 }
 
@@ -91,6 +95,8 @@ function outcomeUpdate(key: unknown[], outcome: ItemOutcome, now: string): [Stat
       ];
     case "retried":
       return [SQL.itemRetried, [...key, outcome.nextAttemptAt, outcome.lastError, now]];
+    case "applied":
+      throw new Error("an applied change or withdrawal is recorded by recordApplied");
   }
 }
 
@@ -113,6 +119,7 @@ export function botOperations(db: DatabasePort): BotOperations {
   return {
     recordItemOutcome(claim, outcome, { now }) {
       return db.transaction(async (tx) => {
+        if (outcome.kind === "applied") return recordApplied(tx, claim, now);
         const [update, values] = outcomeUpdate([claim.companyId, claim.workItemId, claim.owner], outcome, now);
         const status = STATUS_AFTER[outcome.kind];
         const history: HistoryEntry[] = [{ kind: "attempt", detail: attemptDetail(outcome) }];

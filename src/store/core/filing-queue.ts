@@ -55,7 +55,9 @@ export function filingQueueOperations(db: DatabasePort): FilingQueueOperations {
         const batches = await tx.all<{ work_batch_id: Id }>(FILING_SQL.closedBatches, [companyId]);
         for (const { work_batch_id: batchId } of batches) {
           const queued = await tx.run(FILING_SQL.queueBatchItems, [companyId, batchId, now]);
-          await tx.run(FILING_SQL.takeUpBatch, [companyId, batchId, queued, now]);
+          // Changes and withdrawals waiting for their original are the batch's to finish too.
+          const waiting = await tx.one<{ new_items: number | string }>(FILING_SQL.batchNewItems, [companyId, batchId]);
+          await tx.run(FILING_SQL.takeUpBatch, [companyId, batchId, Math.max(queued, Number(waiting?.new_items ?? 0)), now]);
           if (queued > 0) await tx.run(FILING_SQL.addBatchLanes, [companyId, batchId, NO_DEADLINE]);
         }
         return batches.length;

@@ -16,7 +16,14 @@ const LANE_ITEM = "status IN ('New', 'InProgress') AND next_attempt_at IS NOT NU
 const notPaused = (table: string) => `NOT EXISTS (SELECT 1 FROM bot_pauses p WHERE p.work_type = ${table}.work_type)`;
 const LANE_NOT_PAUSED = notPaused("l");
 const LANE_COLUMNS = "l.company_id, l.work_type, l.deadline_at, l.served_seq";
-const DUE_ITEM_COLUMNS = "company_id, work_batch_id, work_item_id, work_type, status, request, attempts, deadline_at";
+/** An original's changes and withdrawal waiting or being filed. */
+const FOLLOW_UP_OPEN = "f.company_id = $1 AND f.original_work_item_id = $2 AND f.status IN ('New', 'InProgress')";
+/** A change or withdrawal claimed: what the bot files it with, its original's number and state (SPEC §15). */
+const DUE_ITEM_COLUMNS = `company_id, work_batch_id, work_item_id, work_type, status, request, attempts, deadline_at, kind, original_work_item_id, revision,
+  (SELECT o.application_number FROM work_items o WHERE o.company_id = work_items.company_id AND o.work_item_id = work_items.original_work_item_id)
+    AS original_application_number,
+  (SELECT o.status FROM work_items o WHERE o.company_id = work_items.company_id AND o.work_item_id = work_items.original_work_item_id)
+    AS original_status`;
 
 /**
  * Claims up to `limit` due items of one lane, in intake order: InProgress, held by `owner` until
@@ -65,10 +72,44 @@ export const FILING_SQL = {
       WHERE b.company_id = $1 AND b.status = 'Closed' AND ${notPaused("b")}
       ORDER BY b.work_batch_id${d.forUpdate}`,
   ),
-  /** The batch's New items join the queue: due from $3. */
+  /**
+   * The batch's New items join the queue, due from $3: every create, and a change or withdrawal
+   * whose original is filed and that is the first of its original's still to be filed (the rest
+   * wait, unqueued, for transition.ts to release them; SPEC §15).
+   */
   queueBatchItems: statement(
     "queue_batch_items",
-    "UPDATE work_items SET next_attempt_at = $3 WHERE company_id = $1 AND work_batch_id = $2 AND status = 'New'",
+    `UPDATE work_items SET next_attempt_at = $3
+      WHERE company_id = $1 AND work_batch_id = $2 AND status = 'New'
+        AND (kind = 'create'
+          OR EXISTS (SELECT 1 FROM work_items o WHERE o.company_id = $1 AND o.work_item_id = work_items.original_work_item_id
+                        AND o.status IN ('Submitted', 'Successful'))
+             AND NOT EXISTS (SELECT 1 FROM work_items f WHERE f.company_id = $1 AND f.original_work_item_id = work_items.original_work_item_id
+                                AND f.work_item_id < work_items.work_item_id AND f.status IN ('New', 'InProgress')))`,
+  ),
+  /** The batch's items to finish: its New ones, queued or waiting. */
+  batchNewItems: statement("batch_new_items", "SELECT COUNT(*) AS new_items FROM work_items WHERE company_id = $1 AND work_batch_id = $2 AND status = 'New'"),
+  /** The state of an original. */
+  originalStatus: statement("original_status", "SELECT status FROM work_items WHERE company_id = $1 AND work_item_id = $2"),
+  /**
+   * The first of original $2's changes and withdrawal still to be filed joins the queue, if it
+   * waits unqueued in a batch the bot took up: due since it was stored, so the pass under way
+   * files it too.
+   */
+  releaseNextFollowUp: statement(
+    "release_next_follow_up",
+    `UPDATE work_items SET next_attempt_at = created_at
+      WHERE company_id = $1 AND status = 'New' AND next_attempt_at IS NULL
+        AND work_item_id = (SELECT MIN(f.work_item_id) FROM work_items f WHERE ${FOLLOW_UP_OPEN})
+        AND work_batch_id IN (SELECT b.work_batch_id FROM work_batches b WHERE b.company_id = $1 AND b.status = 'Processing')
+      RETURNING ${MOVED_COLUMNS}`,
+  ),
+  /** Original $2 closed: its changes and withdrawal not filed yet fail without a call, with error $3. */
+  failWaitingFollowUps: statement(
+    "fail_waiting_follow_ups",
+    `UPDATE work_items SET status = 'Failed', error = $3, next_attempt_at = NULL, updated_at = $4, completed_at = $4
+      WHERE company_id = $1 AND original_work_item_id = $2 AND status = 'New'
+      RETURNING ${MOVED_COLUMNS}`,
   ),
   /** Closed → Processing with $3 items to finish, or straight to Completed when it has none. */
   takeUpBatch: statement(

@@ -7,6 +7,7 @@ import type { DatabasePort } from "../port.ts";
 import type { AddWorkItemOutcome, AddWorkItemsOutcome, NewWorkItem, NewWorkItems, Store, StoreFlags } from "../store.ts";
 import { accountOperations } from "./accounts.ts";
 import { botOperations } from "./bot.ts";
+import { addFollowUp } from "./documents.ts";
 import { eventOperations } from "./events.ts";
 import { filingQueueOperations } from "./filing-queue.ts";
 import { idempotencyOperations } from "./idempotency.ts";
@@ -40,6 +41,7 @@ export function createSqlStore(backend: Backend): Store {
     addWorkItem: (input) => backend.addWorkItem(input),
     getOrCreateServerKey: (name, candidate) => backend.getOrCreateServerKey(name, candidate),
     addWorkItems: (input) => backend.addWorkItems(input),
+    addFollowUp: (input) => addFollowUp(db, input),
     ...accountOperations(db),
     ...workItemOperations(db),
     ...botOperations(db),

@@ -11,7 +11,7 @@ import { statement } from "../port.ts";
 
 export const ITEM_COLUMNS = `work_item_id, company_id, work_batch_id, work_type, status, customer_reference, document_reference,
   webhook_url, request, result, error, attempts, created_at, updated_at, completed_at, application_number, registration_number,
-  submitted_at, decided_at, deadline_at`;
+  submitted_at, decided_at, deadline_at, kind, original_work_item_id, revision`;
 /** An item's columns and where it stands in the queue, as a change returns them (store/core/transition.ts). */
 export const MOVED_COLUMNS = `${ITEM_COLUMNS}, next_attempt_at, claimed_by, polls`;
 /** Items of a paused work type (SPEC §12.2) are not filed: the bot's statements add this condition. */

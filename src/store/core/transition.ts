@@ -14,13 +14,17 @@
  * - Another state than before → the company's counts of items per state (company_item_counts,
  *   read by the operators' overview; New and InProgress are counted where they are read) move,
  *   once per state and change.
- * The event is written last: appending to the feed holds the company's sequence row until
- * commit (events.ts).
+ * - A create filed (Submitted or Successful) → the first of its changes and withdrawals waiting
+ *   joins the filing queue; closed (Failed, Cancelled, Withdrawn) → those waiting fail with
+ *   ORIGINAL_CLOSED. A change or withdrawal finished → the next of its original's, likewise
+ *   (SPEC §15: one at a time, in intake order).
+ * Events are written last, all of them after every row of the change: appending to the feed
+ * holds the company's sequence row until commit (events.ts).
  */
 import type { Queryable, Statement } from "../port.ts";
 import { iso, type WorkItemRow } from "../rows.ts";
 import type { OperatorAction, WebhookEventType } from "../store.ts";
-import type { WorkItemStatus } from "../../domain/views.ts";
+import type { WorkItemError, WorkItemStatus } from "../../domain/views.ts";
 import { NO_DEADLINE } from "../../scheduler/order.ts";
 import { emitEvents } from "./events.ts";
 import { FILING_SQL } from "./sql-filing.ts";
@@ -28,7 +32,8 @@ import { OPS_SQL } from "./sql-operations.ts";
 
 /** One entry of an item's history (work_item_history), written in the transaction of what it records. */
 export interface HistoryEntry {
-  kind: "status" | "attempt" | "operator";
+  /** change, withdraw: on an original, about one of its changes or its withdrawal (the item's id in `detail`). */
+  kind: "status" | "attempt" | "operator" | "change" | "withdraw";
   status?: WorkItemStatus | null;
   detail?: string | null;
   action?: OperatorAction;
@@ -53,15 +58,34 @@ export interface ItemChange {
  * item's columns) and everything that follows from it. Undefined, with nothing written, when
  * no row moved.
  */
-export async function transition(tx: Queryable, update: Statement, values: unknown[], change: ItemChange): Promise<MovedRow | undefined> {
+export async function transition(tx: Queryable, update: Statement, values: unknown[], change: ItemChange, events?: PendingEvents): Promise<MovedRow | undefined> {
   const row = await tx.one<MovedRow>(update, values);
   if (!row) return undefined;
-  await moved(tx, [row], change);
+  await moved(tx, [row], change, events);
   return row;
 }
 
-/** What follows from rows that one statement moved (`transition` for one; a claim for many). */
-export async function moved(tx: Queryable, rows: MovedRow[], change: ItemChange): Promise<void> {
+/**
+ * Events of a transaction's changes not written yet: a transaction of several changes passes one
+ * to each and writes them at its end (`emitPending`), so no row is locked after the feed's.
+ */
+export type PendingEvents = Array<{ companyId: number; type: WebhookEventType; rows: MovedRow[]; now: string }>;
+
+export async function emitPending(tx: Queryable, events: PendingEvents): Promise<void> {
+  for (const { companyId, type, rows, now } of events.splice(0)) await emitEvents(tx, companyId, type, rows, now);
+}
+
+/**
+ * What follows from rows that one statement moved (`transition` for one; a claim for many).
+ * With `events`, the events are added there for the caller to write; otherwise written at the end.
+ */
+export async function moved(tx: Queryable, rows: MovedRow[], change: ItemChange, events?: PendingEvents): Promise<void> {
+  const pending = events ?? [];
+  await settle(tx, rows, change, pending);
+  if (!events) await emitPending(tx, pending);
+}
+
+async function settle(tx: Queryable, rows: MovedRow[], change: ItemChange, pending: PendingEvents): Promise<void> {
   const { companyId, now } = change;
   const emitting = new Map<WebhookEventType, MovedRow[]>();
   const counts = new Map<string, number>();
@@ -82,10 +106,44 @@ export async function moved(tx: Queryable, rows: MovedRow[], change: ItemChange)
   for (const [status, by] of [...counts].sort(([a], [b]) => (a < b ? -1 : 1))) {
     if (by !== 0) await tx.run(FILING_SQL.countItems, [companyId, status, by]);
   }
-  for (const [type, items] of emitting) await emitEvents(tx, companyId, type, items, now);
+  for (const [type, items] of emitting) pending.push({ companyId, type, rows: items, now });
+  for (const row of rows) {
+    const from = typeof change.from === "function" ? change.from(row) : change.from;
+    if (row.status !== from) await advanceFollowUps(tx, row, from, now, pending);
+  }
 }
 
-const TERMINAL = new Set(["Successful", "Failed", "Cancelled"]);
+const TERMINAL = new Set<string>(["Successful", "Failed", "Cancelled", "Withdrawn"]);
+/** An original's states in which its changes and withdrawal are filed, and those that end them. */
+const FILED = new Set<string>(["Submitted", "Successful"]);
+const CLOSED = new Set<string>(["Failed", "Cancelled", "Withdrawn"]);
+
+/** The changes and withdrawal of an original move on when it, or one of them, changed state (SPEC §15). */
+async function advanceFollowUps(tx: Queryable, row: MovedRow, from: WorkItemStatus, now: string, pending: PendingEvents): Promise<void> {
+  const companyId = Number(row.company_id);
+  let originalId: number;
+  let originalStatus: string;
+  if (row.kind === "create") {
+    if (!(FILED.has(row.status) && !FILED.has(from)) && !CLOSED.has(row.status)) return;
+    originalId = Number(row.work_item_id);
+    originalStatus = row.status;
+  } else {
+    if (!TERMINAL.has(row.status) || TERMINAL.has(from) || row.original_work_item_id === null) return;
+    originalId = Number(row.original_work_item_id);
+    const original = await tx.one<{ status: string }>(FILING_SQL.originalStatus, [companyId, originalId]);
+    if (!original) return;
+    originalStatus = original.status;
+  }
+  if (FILED.has(originalStatus)) {
+    const next = await tx.all<MovedRow>(FILING_SQL.releaseNextFollowUp, [companyId, originalId]);
+    await settle(tx, next, { companyId, now, from: "New", history: [] }, pending);
+  } else if (CLOSED.has(originalStatus)) {
+    const error: WorkItemError = { code: "ORIGINAL_CLOSED", message: `The original work item ${originalId} is ${originalStatus}; this was not filed.`, details: [] };
+    const failed = await tx.all<MovedRow>(FILING_SQL.failWaitingFollowUps, [companyId, originalId, JSON.stringify(error), now]);
+    failed.sort((a, b) => Number(a.work_item_id) - Number(b.work_item_id));
+    await settle(tx, failed, { companyId, now, from: "New", history: [{ kind: "status", status: "Failed", detail: error.message }], event: "workitem.failed" }, pending);
+  }
+}
 
 /** The queue's and the batch's part of a change. */
 async function requeue(tx: Queryable, row: MovedRow, from: WorkItemStatus, now: string): Promise<void> {
@@ -100,7 +158,7 @@ async function requeue(tx: Queryable, row: MovedRow, from: WorkItemStatus, now: 
   if (row.status === "Submitted" && !row.claimed_by && nextAttemptAt !== null) {
     await tx.run(FILING_SQL.enterStatusLane, [companyId, row.work_type, nextAttemptAt]);
   }
-  if (TERMINAL.has(row.status)) await tx.run(FILING_SQL.countFinishedItem, [companyId, row.work_batch_id, now]);
+  if (TERMINAL.has(row.status) && !TERMINAL.has(from)) await tx.run(FILING_SQL.countFinishedItem, [companyId, row.work_batch_id, now]);
 }
 
 /** A lane's deadline as its key holds it. */

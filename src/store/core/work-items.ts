@@ -47,6 +47,8 @@ export function workItemOperations(db: DatabasePort): WorkItemOperations {
 
 const FILTERS = [
   ["status", "status"],
+  ["kind", "kind"],
+  ["originalWorkItemId", "original_work_item_id"],
   ["customerReference", "customer_reference"],
   ["workBatchId", "work_batch_id"],
 ] as const;

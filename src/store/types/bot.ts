@@ -1,5 +1,5 @@
 /** The store's side of the bot: the filing queue, the items it claims and what it records for them. */
-import type { WorkItemError, WorkItemResult } from "../../domain/views.ts";
+import type { WorkItemError, WorkItemKind, WorkItemResult, WorkItemStatus } from "../../domain/views.ts";
 
 /**
  * An item the bot took from the filing queue to hand to the authority: `InProgress`, held by
@@ -14,6 +14,9 @@ export interface DueItem {
   /** Transient failures so far. */
   attempts: number;
   deadlineAt: string | null;
+  /** A change or withdrawal (SPEC §15) is filed against its original's application number. */
+  kind: WorkItemKind;
+  original: { workItemId: number; applicationNumber: string | null; status: WorkItemStatus } | null;
 }
 
 /** A Submitted item whose next status request is due, held by the claim's owner until its lease runs out. */
@@ -48,7 +51,12 @@ export type ItemOutcome =
    */
   | { kind: "failed"; error: WorkItemError; decided?: boolean; transient?: boolean; lastError?: string }
   /** Transient at submit: back to New, attempts + 1, not before `nextAttemptAt`. */
-  | { kind: "retried"; nextAttemptAt: string; lastError: string };
+  | { kind: "retried"; nextAttemptAt: string; lastError: string }
+  /**
+   * A change or withdrawal the Authority accepted: Successful, and its original takes it (the
+   * changes and a revision more, or Withdrawn), with `workitem.changed` or `workitem.withdrawn`.
+   */
+  | { kind: "applied" };
 
 /** An item held by a worker's claim: what fences the writes about its call. */
 export interface ItemClaim {

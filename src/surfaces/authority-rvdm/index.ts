@@ -2,14 +2,16 @@
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../app-context.ts";
 import * as addWorkItemCreate from "./add-work-item-create.ts";
+import * as addWorkItemChange from "./add-work-item-change.ts";
 import * as addWorkItemCreateBulk from "./add-work-item-create-bulk.ts";
+import * as addWorkItemWithdraw from "./add-work-item-withdraw.ts";
 import * as cancelWorkItem from "./cancel-work-item.ts";
 import * as getWorkBatch from "./get-work-batch.ts";
 import * as getWorkItem from "./get-work-item.ts";
 import * as listWorkItems from "./list-work-items.ts";
 import * as ping from "./ping.ts";
 
-export const operations = [ping, addWorkItemCreate, addWorkItemCreateBulk, getWorkItem, getWorkBatch, listWorkItems, cancelWorkItem];
+export const operations = [ping, addWorkItemCreate, addWorkItemCreateBulk, addWorkItemChange, addWorkItemWithdraw, getWorkItem, getWorkBatch, listWorkItems, cancelWorkItem];
 
 export async function registerAuthorityRvdm(app: FastifyInstance, ctx: AppContext): Promise<void> {
   await app.register(async (surface) => {

@@ -5,7 +5,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../app-context.ts";
-import { WorkItemPage, WorkItemStatus } from "../../domain/views.ts";
+import { WorkItemKind, WorkItemPage, WorkItemStatus } from "../../domain/views.ts";
 import { createCanonicalizer } from "../../http/compat.ts";
 import { guardedResponses } from "../../http/problem-schema.ts";
 import { PositiveId } from "../shared/ids.ts";
@@ -16,6 +16,8 @@ const DEFAULT_LIMIT = 50;
 
 export const WorkItemsQuery = Type.Object({
   status: Type.Optional(WorkItemStatus),
+  kind: Type.Optional(WorkItemKind),
+  originalWorkItemId: Type.Optional(PositiveId("only the changes and withdrawals of this create item")),
   customerReference: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
   workBatchId: Type.Optional(PositiveId("only items of this batch")),
   deadlineBefore: Type.Optional(
@@ -42,9 +44,11 @@ export function register(app: FastifyInstance, ctx: AppContext): void {
       request.query = canonicalizeQuery(request.query) as WorkItemsQuery;
     },
     handler: async (request) => {
-      const { status, customerReference, workBatchId, deadlineBefore, limit = DEFAULT_LIMIT, cursor } = request.query;
+      const { status, kind, originalWorkItemId, customerReference, workBatchId, deadlineBefore, limit = DEFAULT_LIMIT, cursor } = request.query;
       const items = await ctx.store.listWorkItems(request.tenant.companyId, {
         status,
+        kind,
+        originalWorkItemId,
         customerReference,
         workBatchId,
         deadlineBefore: deadlineBefore === undefined ? undefined : toInstant(deadlineBefore, "deadlineBefore"),

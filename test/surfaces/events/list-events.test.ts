@@ -92,7 +92,7 @@ for (const backend of await availableBackends()) {
       assert.deepEqual(itemsOf(events, ids.overdue), ["workitem.deadline_at_risk", "workitem.submitted", "workitem.succeeded"]);
       assert.equal(events.length, 7);
       // The view at the event, not now: the submitted event shows the item Submitted, without its decision.
-      const statusAt = { "workitem.deadline_at_risk": "New", "workitem.submitted": "Submitted", "workitem.succeeded": "Successful", "workitem.failed": "Failed", "workitem.retried": "New" };
+      const statusAt = { "workitem.deadline_at_risk": "New", "workitem.submitted": "Submitted", "workitem.succeeded": "Successful", "workitem.failed": "Failed", "workitem.retried": "New", "workitem.changed": "Submitted", "workitem.withdrawn": "Withdrawn" };
       for (const event of events) {
         assert.equal(event.data.status, statusAt[event.type], `${event.type} of ${event.data.workItemId}`);
         assert.match(event.eventId, /^msg_[0-9a-f]{32}$/);

@@ -1,0 +1,203 @@
+/**
+ * Changing and withdrawing a document (SPEC §15): a change or withdraw item stored in the
+ * company's Open batch, applied to its original at once when the original is not sent yet, and
+ * what an accepted change or withdrawal does to the original once the bot filed it.
+ *
+ * Locks, in the order the rest of the store takes them: the company's Open batch (as intake and
+ * the bot's close do), then the original's row, then the rows a change moves; the events last.
+ * The original can only be New in an Open batch if that batch is the one locked, so the bot
+ * cannot close it half-way through.
+ */
+import type { DatabasePort, Queryable } from "../port.ts";
+import { iso, type WorkItemRow } from "../rows.ts";
+import type { AddFollowUpOutcome, FollowUpRefusal, ItemClaim, NewFollowUp } from "../store.ts";
+import type { DocumentChangeResult, WorkItemStatus } from "../../domain/views.ts";
+import { DOCUMENT_SQL } from "./sql-documents.ts";
+import { emitPending, recordHistory, transition, type MovedRow, type PendingEvents } from "./transition.ts";
+
+const CLOSED = new Set<WorkItemStatus>(["Cancelled", "Failed", "Withdrawn"]);
+
+type Original = WorkItemRow & { batch_status: string; withdrawals_pending: number | string };
+
+export function addFollowUp(db: DatabasePort, input: NewFollowUp): Promise<AddFollowUpOutcome> {
+  return db.transaction(async (tx) => {
+    const { companyId, now } = input;
+    const known = await knownKey(tx, input);
+    if (known) return known;
+    const batch = await openBatch(tx, input);
+    const original = await tx.one<Original>(DOCUMENT_SQL.lockOriginal, [companyId, input.originalWorkItemId]);
+    if (!original) return { kind: "originalNotFound" };
+    if (original.kind !== "create") return { kind: "notAnOriginal", originalKind: original.kind };
+    const refusal = refusalFor(original, input);
+    if (refusal) return { kind: "refused", ...refusal };
+
+    const notSent = original.status === "New" && original.batch_status === "Open";
+    const deadlineAt = notSent ? null : cutoffOf(original, input);
+    const inserted = await tx.one<{ work_item_id: number | string }>(DOCUMENT_SQL.insertFollowUp, [
+      companyId,
+      batch.workBatchId,
+      input.workType,
+      input.customerReference,
+      input.documentReference,
+      input.webhookUrl,
+      JSON.stringify(input.request),
+      deadlineAt,
+      now,
+      input.kind,
+      input.originalWorkItemId,
+    ]);
+    const workItemId = Number(inserted!.work_item_id);
+    await tx.run(DOCUMENT_SQL.countBatchItem, [companyId, batch.workBatchId]);
+    if (input.idempotency) {
+      const { key, requestHash } = input.idempotency;
+      await tx.run(DOCUMENT_SQL.insertIdempotencyKey, [companyId, key, requestHash, batch.workBatchId, workItemId, now]);
+    }
+    const noun = input.kind === "change" ? "Change" : "Withdrawal";
+    const events: PendingEvents = [];
+    if (notSent) {
+      // The item first, so the original closing (a withdrawal) finds no change or withdrawal waiting.
+      const result = input.kind === "change" ? { revision: Number(original.revision) + 1 } : {};
+      await transition(
+        tx,
+        DOCUMENT_SQL.followUpSucceeded,
+        [companyId, workItemId, JSON.stringify({ appliedBeforeFiling: true, ...result }), now],
+        { companyId, now, from: "New", history: [{ kind: "status", status: "Successful", detail: `${noun} applied to ${input.originalWorkItemId} before it was filed` }], event: "workitem.succeeded" },
+        events,
+      );
+      await applyToOriginal(tx, { companyId, workItemId, kind: input.kind, originalWorkItemId: input.originalWorkItemId, changes: input.changes, movedDeadlineAt: input.movedDeadlineAt }, now, "before filing", events);
+    } else {
+      await recordHistory(tx, companyId, input.originalWorkItemId, now, { kind: input.kind, detail: `${noun} ${workItemId} received; filed once the earlier ones are` });
+    }
+    await emitPending(tx, events);
+    return { kind: "created", key: { workBatchId: batch.workBatchId, workItemId } };
+  });
+}
+
+/** What the Authority accepted, or what is applied before the original is filed: the original takes it. */
+async function applyToOriginal(
+  tx: Queryable,
+  followUp: { companyId: number; workItemId: number; kind: "change" | "withdraw"; originalWorkItemId: number; changes?: Record<string, unknown> | undefined; movedDeadlineAt?: string | null | undefined },
+  now: string,
+  when: "before filing" | "by the Authority",
+  events: PendingEvents,
+): Promise<Omit<DocumentChangeResult, "appliedBeforeFiling">> {
+  const { companyId, workItemId, originalWorkItemId } = followUp;
+  if (followUp.kind === "withdraw") {
+    const history = [{ kind: "withdraw" as const, detail: `Withdrawal ${workItemId} ${when === "before filing" ? "applied before filing" : "accepted by the Authority"}` }];
+    if (when === "before filing") {
+      await transition(tx, DOCUMENT_SQL.cancelOriginal, [companyId, originalWorkItemId, now], {
+        companyId,
+        now,
+        from: "New",
+        history: [...history, { kind: "status", status: "Cancelled", detail: `Withdrawn by ${workItemId} before it was filed` }],
+      }, events);
+    } else {
+      await transition(tx, DOCUMENT_SQL.withdrawOriginal, [companyId, originalWorkItemId, now], {
+        companyId,
+        now,
+        from: (row) => (row.registration_number ? "Successful" : "Submitted"),
+        history: [...history, { kind: "status", status: "Withdrawn" }],
+        event: "workitem.withdrawn",
+      }, events);
+    }
+    return {};
+  }
+  const original = await tx.one<{ request: string | Record<string, unknown> }>(DOCUMENT_SQL.originalRequest, [companyId, originalWorkItemId]);
+  const current = typeof original!.request === "string" ? (JSON.parse(original!.request) as Record<string, unknown>) : original!.request;
+  const changed = await tx.one<MovedRow>(DOCUMENT_SQL.changeOriginal, [
+    companyId,
+    originalWorkItemId,
+    JSON.stringify({ ...current, ...followUp.changes }),
+    followUp.movedDeadlineAt ?? null,
+    now,
+  ]);
+  const revision = Number(changed!.revision);
+  await recordHistory(tx, companyId, originalWorkItemId, now, { kind: "change", detail: `Change ${workItemId} ${when === "before filing" ? "applied before filing" : "accepted by the Authority"}: revision ${revision}` });
+  events.push({ companyId, type: "workitem.changed", rows: [changed!], now });
+  return { revision };
+}
+
+/**
+ * The bot's `applied` outcome for a change or withdraw item it holds: the item Successful and
+ * the original changed or Withdrawn, in one transaction. False when the claim was lost.
+ */
+export async function recordApplied(tx: Queryable, claim: ItemClaim, now: string): Promise<boolean> {
+  const followUp = await tx.one<WorkItemRow & { request: string | Record<string, unknown> }>(DOCUMENT_SQL.lockClaimedFollowUp, [claim.companyId, claim.workItemId, claim.owner]);
+  if (!followUp || followUp.original_work_item_id === null || followUp.kind === "create") return false;
+  const request = typeof followUp.request === "string" ? (JSON.parse(followUp.request) as Record<string, unknown>) : followUp.request;
+  const events: PendingEvents = [];
+  const result = await applyToOriginal(
+    tx,
+    { companyId: claim.companyId, workItemId: claim.workItemId, kind: followUp.kind, originalWorkItemId: Number(followUp.original_work_item_id), changes: request.changes as Record<string, unknown> | undefined },
+    now,
+    "by the Authority",
+    events,
+  );
+  const done = await transition(
+    tx,
+    DOCUMENT_SQL.claimedFollowUpSucceeded,
+    [claim.companyId, claim.workItemId, claim.owner, JSON.stringify(result), now],
+    { companyId: claim.companyId, now, from: "InProgress", history: [{ kind: "attempt", detail: "Accepted by the Authority" }, { kind: "status", status: "Successful" }], event: "workitem.succeeded" },
+    events,
+  );
+  await emitPending(tx, events);
+  return done !== undefined;
+}
+
+/** The unexpired record of the request's key: the first answer again, or keyReused. An expired one is deleted. */
+async function knownKey(tx: Queryable, input: NewFollowUp): Promise<AddFollowUpOutcome | undefined> {
+  const { idempotency } = input;
+  if (!idempotency) return undefined;
+  const row = await tx.one<{ request_hash: string; work_batch_id: number | string | null; work_item_id: number | string | null; created_at: string | Date }>(
+    DOCUMENT_SQL.findIdempotencyKey,
+    [input.companyId, idempotency.key],
+  );
+  if (!row) return undefined;
+  if (Date.parse(iso(row.created_at)) + idempotency.retentionSeconds * 1000 <= Date.parse(input.now)) {
+    await tx.run(DOCUMENT_SQL.deleteIdempotencyKey, [input.companyId, idempotency.key]);
+    return undefined;
+  }
+  if (row.request_hash !== idempotency.requestHash || row.work_item_id === null || row.work_batch_id === null) return { kind: "keyReused" };
+  return { kind: "replayed", key: { workBatchId: Number(row.work_batch_id), workItemId: Number(row.work_item_id) } };
+}
+
+/** The company's Open batch, locked; a full one is closed and a new one opened (as intake does). */
+async function openBatch(tx: Queryable, input: NewFollowUp): Promise<{ workBatchId: number }> {
+  const { companyId, workType, now } = input;
+  for (;;) {
+    const open = await tx.one<{ work_batch_id: number | string; item_count: number | string }>(DOCUMENT_SQL.lockOpenBatch, [companyId, workType]);
+    if (open && Number(open.item_count) < input.batchMaxItems) return { workBatchId: Number(open.work_batch_id) };
+    if (open) await tx.run(DOCUMENT_SQL.closeBatch, [companyId, open.work_batch_id, now]);
+    // Another transaction may open one first: the partial unique index turns ours into nothing, and we look again.
+    await tx.run(DOCUMENT_SQL.insertOpenBatch, [companyId, workType, now]);
+  }
+}
+
+/** Why the original cannot take this change or withdrawal now, if it cannot (SPEC §15). */
+function refusalFor(original: Original, input: NewFollowUp): FollowUpRefusal | undefined {
+  const status = original.status as WorkItemStatus;
+  if (CLOSED.has(status)) return { code: "ORIGINAL_CLOSED", originalStatus: status };
+  if (Number(original.withdrawals_pending) > 0) return { code: "WITHDRAWAL_PENDING", originalStatus: status };
+  if (input.kind === "change" && Date.parse(input.now) > cutoffMs(original, input)) return { code: "CHANGE_CUTOFF_PASSED", originalStatus: status };
+  return undefined;
+}
+
+const exportDateOf = (request: unknown): number => {
+  const value = (typeof request === "string" ? (JSON.parse(request) as Record<string, unknown>) : (request as Record<string, unknown>)).exportDate;
+  return typeof value === "string" ? Date.parse(value) : Number.NaN;
+};
+
+/** The change cutoff: CHANGE_CUTOFF_HOURS before the original's exportDate, or the new one's when earlier. */
+function cutoffMs(original: Original, input: NewFollowUp): number {
+  const exportDates = [exportDateOf(original.request)];
+  const moved = input.changes?.exportDate;
+  if (typeof moved === "string") exportDates.push(Date.parse(moved));
+  const valid = exportDates.filter(Number.isFinite);
+  return valid.length === 0 ? Number.POSITIVE_INFINITY : Math.min(...valid) - input.changeCutoffMs;
+}
+
+/** A filed change or withdrawal is due by the change cutoff. */
+function cutoffOf(original: Original, input: NewFollowUp): string | null {
+  const at = cutoffMs(original, input);
+  return Number.isFinite(at) ? new Date(at).toISOString() : null;
+}
