@@ -19,9 +19,11 @@ import { TokenCache, type LoginAnswer } from "./token-cache.ts";
 import type {
   AddWorkItemResult,
   AddWorkItemsResult,
+  AuthorityRvdmWorkItemChange,
   AuthorityRvdmWorkItemCreate,
   EventPage,
   AuthorityRvdmWorkItemCreateBulk,
+  AuthorityRvdmWorkItemWithdraw,
   HealthStatus,
   ListEventsQuery,
   ListWorkItemsQuery,
@@ -128,9 +130,28 @@ export class WorkItemClient {
   }
 
   /** POST /api/AuthorityRvdm/AddWorkItemCreate, idempotent across the SDK's own retries. */
-  async addWorkItemCreate(body: AuthorityRvdmWorkItemCreate, options: AddWorkItemOptions = {}): Promise<AddWorkItemResult> {
+  addWorkItemCreate(body: AuthorityRvdmWorkItemCreate, options: AddWorkItemOptions = {}): Promise<AddWorkItemResult> {
+    return this.addOne("AddWorkItemCreate", body, options);
+  }
+
+  /**
+   * POST /api/AuthorityRvdm/AddWorkItemChange (SPEC §15): a change of `originalWorkItemId`'s
+   * document, idempotent across the SDK's own retries. A 409 (WorkItemApiError) says why in
+   * `problem.code`: ORIGINAL_CLOSED, WITHDRAWAL_PENDING or CHANGE_CUTOFF_PASSED.
+   */
+  addWorkItemChange(body: AuthorityRvdmWorkItemChange, options: AddWorkItemOptions = {}): Promise<AddWorkItemResult> {
+    return this.addOne("AddWorkItemChange", body, options);
+  }
+
+  /** POST /api/AuthorityRvdm/AddWorkItemWithdraw (SPEC §15): the withdrawal of `originalWorkItemId`'s document, idempotent as `addWorkItemChange`. */
+  addWorkItemWithdraw(body: AuthorityRvdmWorkItemWithdraw, options: AddWorkItemOptions = {}): Promise<AddWorkItemResult> {
+    return this.addOne("AddWorkItemWithdraw", body, options);
+  }
+
+  /** One add under one Idempotency-Key (the caller's, or a new one), kept across the SDK's retries. */
+  private async addOne(operation: "AddWorkItemCreate" | "AddWorkItemChange" | "AddWorkItemWithdraw", body: object, options: AddWorkItemOptions): Promise<AddWorkItemResult> {
     const idempotencyKey = options.idempotencyKey ?? randomUUID();
-    const spec: RequestSpec = { method: "POST", path: "api/AuthorityRvdm/AddWorkItemCreate", body, headers: { "idempotency-key": idempotencyKey }, auth: true };
+    const spec: RequestSpec = { method: "POST", path: `api/AuthorityRvdm/${operation}`, body, headers: { "idempotency-key": idempotencyKey }, auth: true };
     const { response } = await this.send(spec, options);
     const key = (await response.json()) as { workBatchId: number; workItemId: number };
     return { workBatchId: key.workBatchId, workItemId: key.workItemId, idempotencyKey, replayed: response.headers.get("idempotency-replayed") === "true" };

@@ -32,6 +32,10 @@ export class WorkItemApiError extends Error {
   get traceId(): string {
     return this.problem.traceId;
   }
+  /** Why, where a status has more than one reason: e.g. a 409's ORIGINAL_CLOSED (SPEC §15). */
+  get code(): string | undefined {
+    return this.problem.code;
+  }
   /** Validation errors only: field path -> messages. */
   get errors(): Record<string, string[]> | undefined {
     return this.problem.errors;
@@ -76,6 +80,7 @@ export async function errorFromResponse(method: string, path: string, response: 
     instance: typeof body?.instance === "string" ? body.instance : path,
     traceId: typeof body?.traceId === "string" ? body.traceId : "",
   };
+  if (typeof body?.code === "string") problem.code = body.code;
   if (body?.errors && typeof body.errors === "object") problem.errors = body.errors;
   return new WorkItemApiError(method, path, problem);
 }

@@ -12,6 +12,8 @@ import type {
   WorkItemView as WorkItemViewSchema,
 } from "../domain/views.ts";
 import type { AuthorityRvdmWorkItemCreate as WorkItemCreateSchema } from "../surfaces/authority-rvdm/add-work-item-create.ts";
+import type { AuthorityRvdmWorkItemChange as WorkItemChangeSchema } from "../surfaces/authority-rvdm/add-work-item-change.ts";
+import type { AuthorityRvdmWorkItemWithdraw as WorkItemWithdrawSchema } from "../surfaces/authority-rvdm/add-work-item-withdraw.ts";
 import type {
   AuthorityRvdmWorkItemCreateBulk as WorkItemCreateBulkSchema,
   WorkItemBulkAdded as WorkItemBulkAddedSchema,
@@ -37,7 +39,11 @@ export type Credentials = Static<typeof CredentialsSchema>;
 export type TokenResponse = Static<typeof TokenResponseSchema>;
 /** Body of POST /api/AuthorityRvdm/AddWorkItemCreate. */
 export type AuthorityRvdmWorkItemCreate = Static<typeof WorkItemCreateSchema>;
-/** Answer of POST /api/AuthorityRvdm/AddWorkItemCreate. */
+/** Body of POST /api/AuthorityRvdm/AddWorkItemChange (SPEC §15). */
+export type AuthorityRvdmWorkItemChange = Static<typeof WorkItemChangeSchema>;
+/** Body of POST /api/AuthorityRvdm/AddWorkItemWithdraw (SPEC §15). */
+export type AuthorityRvdmWorkItemWithdraw = Static<typeof WorkItemWithdrawSchema>;
+/** Answer of POST /api/AuthorityRvdm/AddWorkItemCreate, …Change and …Withdraw. */
 export type BatchKey = Static<typeof BatchKeySchema>;
 /** Body of POST /api/AuthorityRvdm/AddWorkItemCreateBulk: 1–1,000 items, and `allOrNothing`. */
 export type AuthorityRvdmWorkItemCreateBulk = Static<typeof WorkItemCreateBulkSchema>;
@@ -49,6 +55,7 @@ export type WorkItemBulkAdded = Static<typeof WorkItemBulkAddedSchema>;
 export type WorkItemBulkRefused = Static<typeof WorkItemBulkRefusedSchema>;
 export type WorkItemBulkResult = WorkItemBulkAdded | WorkItemBulkRefused;
 export type WorkItemStatus = Static<typeof WorkItemStatusSchema>;
+export type WorkItemKind = WorkItemView["kind"];
 /** GET /api/AuthorityRvdm/WorkItem/{id} and DELETE of the same path. */
 export type WorkItemView = Static<typeof WorkItemViewSchema>;
 /** GET /api/AuthorityRvdm/WorkBatch/{id}. */
@@ -77,7 +84,7 @@ export type WebhookDeliveryPage = Static<typeof WebhookDeliveryPageSchema>;
 export type ListWebhookDeliveriesQuery = Partial<Static<typeof WebhookDeliveriesQuerySchema>>;
 export type ReadyStatus = Static<typeof ReadyStatusSchema>;
 
-/** What `addWorkItemCreate` resolves to: the batch key, and which Idempotency-Key it used. */
+/** What `addWorkItemCreate`, `addWorkItemChange` and `addWorkItemWithdraw` resolve to: the batch key, and which Idempotency-Key it used. */
 export type AddWorkItemResult = BatchKey & {
   idempotencyKey: string;
   /** True when the server answered with the first answer of an earlier request with this key. */

@@ -2,7 +2,7 @@
  * GET /console/work-items/:id: the item, why it failed, its timeline oldest first, and the
  * actions the role allows (SPEC §12.3). POST …/retry and …/cancel, each with a reason.
  */
-import { registrationOf } from "../domain/views.ts";
+import { registrationOf, type WorkItemView } from "../domain/views.ts";
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../app-context.ts";
 import { ApiError } from "../errors.ts";
@@ -25,6 +25,7 @@ function facts(item: OperatorWorkItemView): Html {
   const row = (label: string, value: Html | string | number | null) => html`<dt>${label}</dt><dd>${value ?? html`<span aria-label="none">—</span>`}</dd>`;
   return html`<dl class="facts facts-wide">
 ${row("Status", statusBadge(item.status))}
+${row("Kind", item.kind)}
 ${row("Customer reference", item.customerReference)}
 ${row("Document reference", item.documentReference)}
 ${row("Company", item.companyId)}
@@ -39,6 +40,28 @@ ${row("Updated", time(item.updatedAt))}
 ${row("Completed", time(item.completedAt))}
 ${row("Webhook URL", item.webhookUrl)}
 </dl>`;
+}
+
+/** An original and its changes and withdrawal, linked both ways (SPEC §15). */
+function documentLinks(item: OperatorWorkItemView, followUps: WorkItemView[]): Html {
+  if (item.kind !== "create") {
+    const noun = item.kind === "change" ? "A change" : "The withdrawal";
+    return html`<section aria-labelledby="document-heading"><h2 id="document-heading">Document</h2>
+<p>${noun} of <a href="/console/work-items/${item.originalWorkItemId}">work item ${item.originalWorkItemId}</a>.</p></section>`;
+  }
+  if (followUps.length === 0 && !item.revision) return html``;
+  const rows = followUps.map(
+    (followUp) => html`<tr><td><a href="/console/work-items/${followUp.workItemId}">${followUp.workItemId}</a></td><td>${followUp.kind}</td>
+<td>${statusBadge(followUp.status)}</td><td>${time(followUp.createdAt)}</td></tr>`,
+  );
+  return html`<section aria-labelledby="document-heading"><h2 id="document-heading">Document</h2>
+<p>Revision ${item.revision ?? 0}: the request below shows the document with its changes applied.</p>
+${followUps.length > 0
+    ? html`<div class="table-scroll" role="region" aria-label="Changes and withdrawal" tabindex="0">
+<table><thead><tr><th scope="col">Item</th><th scope="col">Kind</th><th scope="col">Status</th><th scope="col">Received</th></tr></thead>
+<tbody>${rows}</tbody></table></div>`
+    : ""}
+</section>`;
 }
 
 function whyItFailed(item: OperatorWorkItemView): Html {
@@ -86,10 +109,12 @@ export function registerWorkItemPage(app: FastifyInstance, ctx: AppContext): voi
     const found = await ctx.store.getWorkItemTimeline(itemId(request.params.id));
     if (!found) throw new ApiError("NOT_FOUND", "There is no work item with that number.");
     const { item, timeline } = found;
+    const followUps = item.kind === "create" ? await ctx.store.listWorkItems(item.companyId, { originalWorkItemId: item.workItemId, limit: 50 }) : [];
     const body = html`<p class="muted">Work item ${item.workItemId} of company ${item.companyId}: ${statusBadge(item.status)}</p>
 ${whyItFailed(item)}
 ${actions(item, viewer)}
 <section aria-labelledby="details-heading"><h2 id="details-heading">Details</h2>${facts(item)}</section>
+${documentLinks(item, followUps)}
 ${timelineTable(timeline)}
 <section aria-labelledby="request-heading"><h2 id="request-heading">Request as submitted</h2>
 <pre class="request" tabindex="0">${JSON.stringify(item.request, null, 2)}</pre></section>`;

@@ -10,7 +10,7 @@ import { positiveInteger, queryFields } from "./params.ts";
 import { viewerOf } from "./security.ts";
 
 const PAGE_SIZE = 50;
-export const ITEM_STATUSES: readonly WorkItemStatus[] = ["New", "InProgress", "Submitted", "Successful", "Failed", "Cancelled"];
+export const ITEM_STATUSES: readonly WorkItemStatus[] = ["New", "InProgress", "Submitted", "Successful", "Failed", "Cancelled", "Withdrawn"];
 const TEXT_FILTERS = ["customerReference", "applicationNumber", "registrationNumber"] as const;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 

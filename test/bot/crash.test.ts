@@ -80,7 +80,7 @@ async function finishWithAnotherWorker(rig: Rig, held: number[]): Promise<WorkBa
     200,
   );
   assert.equal((await worker.stop()).code, 0, "the worker shuts down cleanly on SIGTERM");
-  assert.deepEqual(done.counts, { new: 0, inProgress: 0, submitted: 0, successful: 12, failed: 0, cancelled: 0 });
+  assert.deepEqual(done.counts, { new: 0, inProgress: 0, submitted: 0, successful: 12, failed: 0, cancelled: 0, withdrawn: 0 });
   return done;
 }
 

@@ -42,7 +42,7 @@ for (const backend of await availableBackends()) {
 
         const done = await batch(good1.workBatchId);
         assert.equal(done.status, "Completed");
-        assert.deepEqual(done.counts, { new: 0, inProgress: 0, submitted: 0, successful: 2, failed: 1, cancelled: 0 });
+        assert.deepEqual(done.counts, { new: 0, inProgress: 0, submitted: 0, successful: 2, failed: 1, cancelled: 0, withdrawn: 0 });
         assert.ok(done.closedAt && done.completedAt && done.closedAt <= done.completedAt);
 
         const next = await add(validWorkItem({ customerReference: "later" }));

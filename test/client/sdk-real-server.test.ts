@@ -153,6 +153,26 @@ describe("WorkItemClient against the real server", { timeout: 120_000 }, () => {
     assert.equal(second.status, 409);
   });
 
+  test("addWorkItemChange and addWorkItemWithdraw: applied before filing, replayed under their key, a 409 carries its code", async () => {
+    const sdk = client();
+    const original = await sdk.addWorkItemCreate(item({ customerReference: "DOC-1" }));
+    const change = await sdk.addWorkItemChange({ originalWorkItemId: original.workItemId, customerReference: "DOC-1-C", changes: { plannedLoad: 12 } }, { idempotencyKey: "change-1" });
+    const replay = await sdk.addWorkItemChange({ originalWorkItemId: original.workItemId, customerReference: "DOC-1-C", changes: { plannedLoad: 12 } }, { idempotencyKey: "change-1" });
+    assert.deepEqual([replay.workItemId, replay.replayed], [change.workItemId, true]);
+    const changed = await sdk.getWorkItem(original.workItemId);
+    assert.deepEqual([changed.revision, changed.request.plannedLoad], [1, 12]);
+    assert.deepEqual((await sdk.getWorkItem(change.workItemId)).result, { appliedBeforeFiling: true, revision: 1 });
+    await sdk.addWorkItemWithdraw({ originalWorkItemId: original.workItemId, customerReference: "DOC-1-W", reason: "called off" });
+    assert.equal((await sdk.getWorkItem(original.workItemId)).status, "Cancelled");
+    const refused = await sdk
+      .addWorkItemChange({ originalWorkItemId: original.workItemId, customerReference: "DOC-1-C2", changes: { plannedLoad: 3 } })
+      .then(() => undefined, (error: unknown) => error);
+    assert.ok(refused instanceof WorkItemApiError);
+    assert.deepEqual([refused.status, refused.code], [409, "ORIGINAL_CLOSED"]);
+    const changes = await sdk.listWorkItems({ originalWorkItemId: original.workItemId });
+    assert.deepEqual(changes.items.map((each) => each.kind).sort(), ["change", "withdraw"]);
+  });
+
   test("an answer lost after the server committed is retried into exactly one item", async () => {
     const proxy = await startDroppingProxy(server.port);
     try {

@@ -150,6 +150,23 @@ for (const backend of await availableBackends()) {
         assert.equal((await r.change(original.workItemId, { plannedLoad: 1 })).json<{ code: string }>().code, "ORIGINAL_CLOSED");
       }));
 
+    test("an operator's retry files a failed change again, once its original is filed", () =>
+      withBot(backend, { AUTHORITY_SIM_DECISION_DELAY_MS: "60000", BOT_MAX_ATTEMPTS: "1" }, async (s) => {
+        const r = routes(s);
+        const original = await s.add(validWorkItem());
+        await s.run();
+        const change = keyOf(await r.change(original.workItemId, { plannedLoad: 9 }));
+        await setConfig(s.sim, { outage: true });
+        await s.run();
+        assert.equal((await s.item(change.workItemId)).error?.code, "AUTHORITY_UNAVAILABLE");
+        await setConfig(s.sim, { outage: false });
+        const action = { operator: { operatorId: "op_1", email: "ops@example.com" }, reason: "the authority is back", at: new Date().toISOString() };
+        assert.equal((await s.t.store.retryWorkItem(change.workItemId, { batchMaxItems: 1000 }, action)).kind, "done");
+        await s.run();
+        assert.deepEqual((await s.item(change.workItemId)).result, { revision: 1 });
+        assert.equal((await s.item(original.workItemId)).request.plannedLoad, 9);
+      }));
+
     test("a change past its cutoff fails without a call; a withdrawal is still filed", () =>
       withBot(backend, { CHANGE_CUTOFF_HOURS: "0" }, async (s) => {
         const r = routes(s);

@@ -33,6 +33,8 @@ const OPERATION_IDS: Record<string, string> = {
   "GET /api/VlmMad/Ping": "VlmMadPing",
   "POST /api/AuthorityRvdm/AddWorkItemCreate": "AddWorkItemCreate",
   "POST /api/AuthorityRvdm/AddWorkItemCreateBulk": "AddWorkItemCreateBulk",
+  "POST /api/AuthorityRvdm/AddWorkItemChange": "AddWorkItemChange",
+  "POST /api/AuthorityRvdm/AddWorkItemWithdraw": "AddWorkItemWithdraw",
   "GET /api/AuthorityRvdm/WorkItem/{workItemId}": "GetWorkItem",
   "DELETE /api/AuthorityRvdm/WorkItem/{workItemId}": "CancelWorkItem",
   "GET /api/AuthorityRvdm/WorkBatch/{workBatchId}": "GetWorkBatch",
@@ -85,6 +87,12 @@ for (const backend of await availableBackends()) {
       assert.deepEqual(add.responses["200"]!.content!["application/json"]!.schema, ref("WorkItemBatchKey"));
       assert.deepEqual(add.responses["400"]!.content!["application/problem+json"]!.schema, ref("ValidationProblemDetails"));
       assert.deepEqual(add.responses["409"]!.content!["application/problem+json"]!.schema, ref("ProblemDetails"));
+      for (const [route, body] of [["AddWorkItemChange", "AuthorityRvdmWorkItemChange"], ["AddWorkItemWithdraw", "AuthorityRvdmWorkItemWithdraw"]] as const) {
+        const followUp = op(`POST /api/AuthorityRvdm/${route}`);
+        assert.deepEqual(followUp.requestBody!.content["application/json"]!.schema, ref(body), route);
+        assert.deepEqual(followUp.responses["200"]!.content!["application/json"]!.schema, ref("WorkItemBatchKey"), route);
+        assert.deepEqual(followUp.responses["409"]!.content!["application/problem+json"]!.schema, ref("ProblemDetails"), route);
+      }
       assert.deepEqual(op("GET /api/AuthorityRvdm/WorkItem/{workItemId}").responses["200"]!.content!["application/json"]!.schema, ref("WorkItemView"));
       assert.deepEqual(op("GET /api/AuthorityRvdm/WorkBatch/{workBatchId}").responses["200"]!.content!["application/json"]!.schema, ref("WorkBatchView"));
       assert.deepEqual(op("GET /api/Events").responses["200"]!.content!["application/json"]!.schema, ref("EventPage"));
@@ -156,7 +164,15 @@ for (const backend of await availableBackends()) {
     });
 
     test("the webhooks section has every event type, its envelope and the Standard Webhooks headers", () => {
-      assert.deepEqual(Object.keys(doc.webhooks).sort(), ["workitem.deadline_at_risk", "workitem.failed", "workitem.retried", "workitem.submitted", "workitem.succeeded"]);
+      assert.deepEqual(Object.keys(doc.webhooks).sort(), [
+        "workitem.changed",
+        "workitem.deadline_at_risk",
+        "workitem.failed",
+        "workitem.retried",
+        "workitem.submitted",
+        "workitem.succeeded",
+        "workitem.withdrawn",
+      ]);
       for (const [type, { post }] of Object.entries(doc.webhooks)) {
         assert.deepEqual(post.requestBody!.content["application/json"]!.schema, ref("WebhookEvent"), type);
         const headers = (post.parameters ?? []).filter((p) => p.in === "header" && p.required).map((p) => p.name);

@@ -183,7 +183,7 @@ for (const backend of await availableBackends()) {
       assert.equal(batch?.status, "Open");
       assert.equal(batch?.closedAt, null);
       assert.match(batch!.createdAt, ISO);
-      assert.deepEqual(batch?.counts, { new: 1, inProgress: 0, submitted: 0, successful: 0, failed: 0, cancelled: 0 });
+      assert.deepEqual(batch?.counts, { new: 1, inProgress: 0, submitted: 0, successful: 0, failed: 0, cancelled: 0, withdrawn: 0 });
       assert.equal(await store.getWorkItem(6, key.workItemId), undefined, "another company's item is not found");
       assert.equal(await store.getWorkBatch(6, key.workBatchId), undefined, "another company's batch is not found");
       assert.deepEqual(await store.listWorkItems(6, { limit: 10 }), []);

@@ -51,7 +51,7 @@ for (const backend of await availableBackends()) {
       assert.equal(queued.kind, "conflict");
       assert.equal(queued.kind === "conflict" && queued.batchStatus, "Processing", "the bot took the batch up");
       assert.equal((await store.getWorkItem(1, b!.workItemId))?.status, "New");
-      assert.deepEqual((await store.getWorkBatch(1, a!.workBatchId))?.counts, { new: 1, inProgress: 0, submitted: 0, successful: 0, failed: 0, cancelled: 1 });
+      assert.deepEqual((await store.getWorkBatch(1, a!.workBatchId))?.counts, { new: 1, inProgress: 0, submitted: 0, successful: 0, failed: 0, cancelled: 1, withdrawn: 0 });
     }));
 
     test("listWorkItems by status follows items through every batch state, newest first, with a cursor", () => withStore(backend, async (store) => {
@@ -151,7 +151,7 @@ for (const backend of await availableBackends()) {
       assert.equal(await store.recordItemOutcome(held("w4", ids[2]!), { kind: "failed", error: unavailable, transient: true, lastError: "503" }, { now: at(92) }), true);
       assert.equal((await store.getWorkItem(2, ids[2]!))?.attempts, 2);
       const batch = await store.getWorkBatch(2, batchId);
-      assert.deepEqual([batch?.status, batch?.completedAt, batch?.counts], ["Completed", at(92), { new: 0, inProgress: 0, submitted: 0, successful: 1, failed: 2, cancelled: 0 }], "it completes with its last item");
+      assert.deepEqual([batch?.status, batch?.completedAt, batch?.counts], ["Completed", at(92), { new: 0, inProgress: 0, submitted: 0, successful: 1, failed: 2, cancelled: 0, withdrawn: 0 }], "it completes with its last item");
       assert.deepEqual(await store.companiesWithBotWork(), []);
       assert.deepEqual(await claim(store, "w5", { now: 1000, lease: 1100 }), [], "nothing left in the queue");
 
@@ -359,7 +359,7 @@ for (const backend of await availableBackends()) {
       assert.equal(await queueAll(store, at(201)), 1);
       const batch = await store.getWorkBatch(3, only!.workBatchId);
       assert.deepEqual([batch?.status, batch?.closedAt, batch?.completedAt], ["Completed", at(201), at(201)]);
-      assert.deepEqual(batch?.counts, { new: 0, inProgress: 0, submitted: 0, successful: 0, failed: 0, cancelled: 1 });
+      assert.deepEqual(batch?.counts, { new: 0, inProgress: 0, submitted: 0, successful: 0, failed: 0, cancelled: 1, withdrawn: 0 });
       assert.deepEqual(await claim(store, "w", { now: 202, lease: 260 }), []);
       assert.deepEqual(await store.companiesWithBotWork(), []);
     }));

@@ -74,7 +74,7 @@ for (const backend of await availableBackends()) {
       await addItems(store, 1, 2);
       await addItems(store, 2, 1);
       const [first] = await store.companyOverview({ now: at(30) });
-      assert.deepEqual(first!.counts, { new: 2, inProgress: 0, submitted: 0, successful: 0, failed: 3, cancelled: 0 });
+      assert.deepEqual(first!.counts, { new: 2, inProgress: 0, submitted: 0, successful: 0, failed: 3, cancelled: 0, withdrawn: 0 });
       assert.equal(first!.openBatchItems, 2);
       assert.equal(first!.failedLast24h, 3);
       assert.ok(first!.oldestNewAt);

@@ -21,6 +21,7 @@
 import type { DatabasePort, Queryable } from "../port.ts";
 import { iso, toDueItem, toItemToPoll, type DueItemRow, type ItemToPollRow } from "../rows.ts";
 import type { DueItem, ItemToPoll, Store } from "../store.ts";
+import type { WorkItemError } from "../../domain/views.ts";
 import { fileOrder, NO_DEADLINE, servedSeqAt, tierOf, type Lane, type QueuedItem } from "../../scheduler/order.ts";
 import { SQL } from "./sql.ts";
 import { FILING_SQL } from "./sql-filing.ts";
@@ -55,6 +56,7 @@ export function filingQueueOperations(db: DatabasePort): FilingQueueOperations {
         const batches = await tx.all<{ work_batch_id: Id }>(FILING_SQL.closedBatches, [companyId]);
         for (const { work_batch_id: batchId } of batches) {
           const queued = await tx.run(FILING_SQL.queueBatchItems, [companyId, batchId, now]);
+          await failOrphanedFollowUps(tx, companyId, batchId, now);
           // Changes and withdrawals waiting for their original are the batch's to finish too.
           const waiting = await tx.one<{ new_items: number | string }>(FILING_SQL.batchNewItems, [companyId, batchId]);
           await tx.run(FILING_SQL.takeUpBatch, [companyId, batchId, Math.max(queued, Number(waiting?.new_items ?? 0)), now]);
@@ -225,6 +227,14 @@ async function serve(tx: Queryable, served: Map<number, number>, nowMs: number):
     await tx.run(FILING_SQL.serveCompanyLanes, [companyId, seq]);
     await tx.run(FILING_SQL.serveCompany, [companyId, seq]);
   }
+}
+
+/** A change or withdrawal of a closed original, taken up (after an operator's retry): it fails, as one waiting would have. */
+async function failOrphanedFollowUps(tx: Queryable, companyId: number, batchId: Id, now: string): Promise<void> {
+  const error: WorkItemError = { code: "ORIGINAL_CLOSED", message: "The original work item is Failed, Cancelled or Withdrawn; this was not filed.", details: [] };
+  const rows = await tx.all<MovedRow>(FILING_SQL.failOrphanedFollowUps, [companyId, batchId, JSON.stringify(error), now]);
+  rows.sort((a, b) => Number(a.work_item_id) - Number(b.work_item_id));
+  await moved(tx, rows, { companyId, now, from: "New", history: [{ kind: "status", status: "Failed", detail: error.message }], event: "workitem.failed" });
 }
 
 /** The status lane's ready_at becomes its earliest Submitted item's next poll; it goes when it has none. */

@@ -21,7 +21,7 @@ import type {
 import { countKeyFor, emptyCounts, type WorkItemStatus } from "../../domain/views.ts";
 import { ITEM_COLUMNS, SQL } from "./sql.ts";
 import { OPS_SQL } from "./sql-operations.ts";
-import { transition } from "./transition.ts";
+import { transition, type HistoryEntry } from "./transition.ts";
 import { listDeliveriesStatement } from "./webhooks.ts";
 
 type OperationsOperations = Pick<
@@ -286,7 +286,7 @@ export function operationsOperations(db: DatabasePort): OperationsOperations {
 
 interface HistoryRow {
   at: string | Date;
-  kind: "status" | "attempt" | "operator";
+  kind: HistoryEntry["kind"];
   status: WorkItemStatus | null;
   detail: string | null;
   operator_id: string | null;

@@ -87,6 +87,18 @@ export const FILING_SQL = {
              AND NOT EXISTS (SELECT 1 FROM work_items f WHERE f.company_id = $1 AND f.original_work_item_id = work_items.original_work_item_id
                                 AND f.work_item_id < work_items.work_item_id AND f.status IN ('New', 'InProgress')))`,
   ),
+  /**
+   * The batch's changes and withdrawals whose original is closed (an operator's retry can bring
+   * one back) fail without a call, with error $3: they would wait for ever.
+   */
+  failOrphanedFollowUps: statement(
+    "fail_orphaned_follow_ups",
+    `UPDATE work_items SET status = 'Failed', error = $3, next_attempt_at = NULL, updated_at = $4, completed_at = $4
+      WHERE company_id = $1 AND work_batch_id = $2 AND status = 'New' AND kind <> 'create'
+        AND EXISTS (SELECT 1 FROM work_items o WHERE o.company_id = $1 AND o.work_item_id = work_items.original_work_item_id
+                       AND o.status IN ('Failed', 'Cancelled', 'Withdrawn'))
+      RETURNING ${MOVED_COLUMNS}`,
+  ),
   /** The batch's items to finish: its New ones, queued or waiting. */
   batchNewItems: statement("batch_new_items", "SELECT COUNT(*) AS new_items FROM work_items WHERE company_id = $1 AND work_batch_id = $2 AND status = 'New'"),
   /** The state of an original. */

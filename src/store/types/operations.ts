@@ -72,7 +72,8 @@ export interface OperatorWorkItemsQuery {
 
 export interface TimelineEntry {
   at: string;
-  kind: "created" | "status" | "attempt" | "webhook" | "operator";
+  /** change, withdraw: one of the item's changes or its withdrawal, received or applied (its id in `detail`; SPEC §15). */
+  kind: "created" | "status" | "attempt" | "webhook" | "operator" | "change" | "withdraw";
   status: WorkItemStatus | null;
   detail: string | null;
   operator: { operatorId: string; email: string } | null;

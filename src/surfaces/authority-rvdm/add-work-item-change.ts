@@ -15,6 +15,8 @@ import { addFollowUp, followUpFields, FollowUpAddedResponse } from "./document-f
 
 /** Any declaration field of a create, each by its own rule; not the create's references or webhook. */
 const DeclarationChanges = Type.Partial(Type.Omit(AuthorityRvdmWorkItemCreate, ["customerReference", "documentReference", "webhookUrl"]), {
+  title: "AuthorityRvdmDeclarationChanges",
+  examples: [{ exportDate: "2026-12-02T08:00:00Z", plannedLoad: 28 }],
   additionalProperties: ExtraTranslationObject,
   minProperties: 1,
   errorMessage: { minProperties: "must change at least one field" },

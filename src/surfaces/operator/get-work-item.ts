@@ -20,8 +20,8 @@ export const OperatorRef = Type.Object(
 export const TimelineEntry = Type.Object(
   {
     at: Type.String({ format: "date-time" }),
-    kind: Type.Union([Type.Literal("created"), Type.Literal("status"), Type.Literal("attempt"), Type.Literal("webhook"), Type.Literal("operator")], {
-      description: "created; status: a state change; attempt: a call to the authority; webhook: a delivery attempt; operator: an operator's action",
+    kind: Type.Union([Type.Literal("created"), Type.Literal("status"), Type.Literal("attempt"), Type.Literal("webhook"), Type.Literal("operator"), Type.Literal("change"), Type.Literal("withdraw")], {
+      description: "created; status: a state change; attempt: a call to the authority; webhook: a delivery attempt; operator: an operator's action; change, withdraw: one of the item's changes or its withdrawal (its work item id in detail)",
     }),
     status: Nullable(WorkItemStatus),
     detail: Nullable(Type.String({ description: "what happened: the authority's answer or error, the delivery's outcome, the action" })),

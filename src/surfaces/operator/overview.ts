@@ -73,7 +73,7 @@ export const OperatorOverview = Type.Object(
           {
             companyId: 42,
             name: "Acme Transport",
-            counts: { new: 3, inProgress: 0, submitted: 1, successful: 812, failed: 4, cancelled: 2 },
+            counts: { new: 3, inProgress: 0, submitted: 1, successful: 812, failed: 4, cancelled: 2, withdrawn: 0 },
             openBatchItems: 3,
             oldestNewAt: "2026-11-23T09:58:00.000Z",
             failedLast24h: 1,

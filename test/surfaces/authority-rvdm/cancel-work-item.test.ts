@@ -88,7 +88,7 @@ for (const backend of await availableBackends()) {
       assert.match(problem(afterRun).detail, /Successful/);
       const done = await batch(kept.workBatchId);
       assert.equal(done.status, "Completed");
-      assert.deepEqual(done.counts, { new: 0, inProgress: 0, submitted: 0, successful: before.new, failed: 0, cancelled: before.cancelled });
+      assert.deepEqual(done.counts, { new: 0, inProgress: 0, submitted: 0, successful: before.new, failed: 0, cancelled: before.cancelled, withdrawn: 0 });
 
       const lonely = await add();
       assert.notEqual(lonely.workBatchId, kept.workBatchId);
@@ -100,7 +100,7 @@ for (const backend of await availableBackends()) {
       await runBot();
       const allCancelled = await batch(lonely.workBatchId);
       assert.equal(allCancelled.status, "Completed");
-      assert.deepEqual(allCancelled.counts, { new: 0, inProgress: 0, submitted: 0, successful: 0, failed: 0, cancelled: 1 });
+      assert.deepEqual(allCancelled.counts, { new: 0, inProgress: 0, submitted: 0, successful: 0, failed: 0, cancelled: 1, withdrawn: 0 });
       assert.equal(sim.stats().requests, registrationsBefore, "a cancelled item never reaches the authority");
     });
 

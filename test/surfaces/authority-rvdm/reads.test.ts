@@ -46,7 +46,7 @@ for (const backend of await availableBackends()) {
     test("WorkBatch/{id} returns the batch with counts", async () => {
       const response = await get(`/api/AuthorityRvdm/WorkBatch/${keys[0]!.workBatchId}`);
       assert.equal(response.statusCode, 200);
-      assert.deepEqual(response.json().counts, { new: 5, inProgress: 0, submitted: 0, successful: 0, failed: 0, cancelled: 0 });
+      assert.deepEqual(response.json().counts, { new: 5, inProgress: 0, submitted: 0, successful: 0, failed: 0, cancelled: 0, withdrawn: 0 });
       assert.equal(response.json().status, "Open");
     });
 

@@ -70,7 +70,7 @@ for (const backend of await availableBackends()) {
         const overview = (await t.app.inject({ url: "/api/Operator/Overview", headers: asOps })).json<Overview>();
         const company = overview.companies.find((entry) => entry.companyId === tenant.companyId);
         assert.deepEqual(company && { counts: company.counts, openBatchItems: company.openBatchItems, failedLast24h: company.failedLast24h, pending: company.pendingWebhookDeliveries }, {
-          counts: { new: 1, inProgress: 0, submitted: 0, successful: 2, failed: 1, cancelled: 0 },
+          counts: { new: 1, inProgress: 0, submitted: 0, successful: 2, failed: 1, cancelled: 0, withdrawn: 0 },
           openBatchItems: 1,
           failedLast24h: 1,
           pending: 1,
