@@ -13,6 +13,7 @@ import { iso, type WorkItemRow } from "../rows.ts";
 import type { AddFollowUpOutcome, FollowUpRefusal, ItemClaim, NewFollowUp } from "../store.ts";
 import type { DocumentChangeResult, WorkItemStatus } from "../../domain/views.ts";
 import { DOCUMENT_SQL } from "./sql-documents.ts";
+import { SQL } from "./sql.ts";
 import { emitPending, recordHistory, transition, type MovedRow, type PendingEvents } from "./transition.ts";
 
 const CLOSED = new Set<WorkItemStatus>(["Cancelled", "Failed", "Withdrawn"]);
@@ -85,7 +86,8 @@ async function applyToOriginal(
   if (followUp.kind === "withdraw") {
     const history = [{ kind: "withdraw" as const, detail: `Withdrawal ${workItemId} ${when === "before filing" ? "applied before filing" : "accepted by the Authority"}` }];
     if (when === "before filing") {
-      await transition(tx, DOCUMENT_SQL.cancelOriginal, [companyId, originalWorkItemId, now], {
+      // A withdrawal before filing cancels the original, as the integrator's cancel does.
+      await transition(tx, SQL.cancelWorkItem, [companyId, originalWorkItemId, now], {
         companyId,
         now,
         from: "New",

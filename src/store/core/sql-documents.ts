@@ -71,13 +71,6 @@ export const DOCUMENT_SQL = {
       WHERE company_id = $1 AND work_item_id = $2
       RETURNING ${MOVED_COLUMNS}`,
   ),
-  /** A withdrawal before filing cancels the original. */
-  cancelOriginal: statement(
-    "cancel_original",
-    `UPDATE work_items SET status = 'Cancelled', updated_at = $3, completed_at = $3
-      WHERE company_id = $1 AND work_item_id = $2 AND status = 'New'
-      RETURNING ${MOVED_COLUMNS}`,
-  ),
   /** The Authority accepted the withdrawal: no more status requests. */
   withdrawOriginal: statement(
     "withdraw_original",
