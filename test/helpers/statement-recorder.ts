@@ -22,6 +22,8 @@ import type { Statement } from "../../src/store/port.ts";
 const NOT_TENANT_DATA = [
   /^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b/i,
   /schema_migrations|pg_advisory_xact_lock|SHOW default_transaction_isolation/i,
+  // The migrator's look for Citus, and its mode for the upgrade on a distributed schema.
+  /^SELECT 1 FROM pg_extension WHERE extname = 'citus'$|^SET LOCAL citus\./,
   /^\s*(CREATE|ALTER|DROP)\s/i,
   /^SELECT 1;?$/,
   /signing_secrets/,
