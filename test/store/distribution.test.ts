@@ -6,10 +6,16 @@
  * a Citus coordinator) it places every table, and a second run finds them in place.
  */
 import assert from "node:assert/strict";
+import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import Database from "better-sqlite3";
+import pg from "pg";
 import { openStore } from "../../src/store/open-store.ts";
 import { DISTRIBUTION_COLUMN, TABLE_PLACEMENTS, type DistributionResult, type TableRole } from "../../src/store/postgres/distribution.ts";
+import { migrate } from "../../src/store/postgres/migrate.ts";
 import { availableBackends, postgresBackend, postgresUrlForSchema, sqliteBackend, withPostgresAdmin } from "../helpers/backends.ts";
 import { runCli } from "../helpers/processes.ts";
 
@@ -165,4 +171,36 @@ describe("db distribute", () => {
       await schema.cleanup();
     }
   });
+});
+
+test("on Citus: an upgrade of a distributed schema makes a function after DDL and places the table it rebuilt, in its one transaction", { skip: !onCitus && "TEST_DATABASE_URL is not a Citus coordinator" }, async () => {
+  const schema = await migratedSchema(); // distributed by the test helpers on Citus
+  const folder = mkdtempSync(join(tmpdir(), "wia-migrations-"));
+  try {
+    const shipped = fileURLToPath(new URL("../../src/store/postgres/migrations/", import.meta.url));
+    for (const file of readdirSync(shipped)) copyFileSync(join(shipped, file), join(folder, file));
+    writeFileSync(
+      join(folder, "9999_upgrade_probe.sql"),
+      `ALTER TABLE work_items ADD COLUMN upgrade_probe text;
+       CREATE FUNCTION wia_upgrade_probe() RETURNS integer LANGUAGE sql AS $$ SELECT 1 $$;
+       DROP TABLE status_lanes;
+       CREATE TABLE status_lanes (company_id bigint NOT NULL, work_type text NOT NULL, ready_at timestamptz NOT NULL, PRIMARY KEY (company_id, work_type));
+       CREATE INDEX status_lanes_due ON status_lanes (ready_at);`,
+    );
+    const pool = new pg.Pool({ connectionString: schema.databaseUrl, max: 1 });
+    try {
+      await migrate(pool, pathToFileURL(`${folder}/`));
+    } finally {
+      await pool.end();
+    }
+    const [state] = await schema.query<{ lanes: string | null; probe: boolean; recorded: boolean }>(
+      `SELECT (SELECT p.partmethod::text FROM pg_dist_partition p WHERE p.logicalrelid = format('%I.status_lanes', $1::text)::regclass) AS lanes,
+              EXISTS (SELECT 1 FROM pg_proc WHERE proname = 'wia_upgrade_probe' AND pronamespace = $1::regnamespace) AS probe,
+              EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = format('%I.work_items', $1::text)::regclass AND attname = 'upgrade_probe') AS recorded`,
+    );
+    assert.deepEqual(state, { lanes: "h", probe: true, recorded: true });
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+    await schema.cleanup();
+  }
 });

@@ -109,12 +109,34 @@ export async function distributeSchema(connectionString: string, onStep: (step: 
   }
 }
 
-async function refuseUnlistedTables(client: pg.Client, schema: string): Promise<void> {
+/**
+ * In the migrator's transaction, after an upgrade: on a schema already distributed, the listed
+ * tables the upgrade created (or rebuilt) are placed at once, so the service never runs with a
+ * tenant table left on the coordinator alone. A schema not distributed yet is left to the step.
+ */
+export async function placeNewTables(client: pg.ClientBase): Promise<PlacementStep[]> {
+  const schema = (await client.query<{ schema: string }>("SELECT current_schema() AS schema")).rows[0]!.schema;
+  const anchor = `${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(COLOCATION_ANCHOR)}`;
+  if ((await citusPlacement(client, anchor)) !== "distributed") return [];
+  const present = await tablesOf(client, schema);
+  const placed: PlacementStep[] = [];
+  for (const placement of TABLE_PLACEMENTS.filter((p) => present.has(p.table))) {
+    const step = await place(client, schema, placement);
+    if (step.outcome !== "already in place" && step.outcome !== "kept local") placed.push(step);
+  }
+  return placed;
+}
+
+async function tablesOf(client: pg.ClientBase, schema: string): Promise<Set<string>> {
   const { rows } = await client.query<{ relname: string }>(
     "SELECT relname FROM pg_class WHERE relnamespace = $1::regnamespace AND relkind IN ('r', 'p') ORDER BY relname",
     [schema],
   );
-  const present = new Set(rows.map((row) => row.relname));
+  return new Set(rows.map((row) => row.relname));
+}
+
+async function refuseUnlistedTables(client: pg.Client, schema: string): Promise<void> {
+  const present = await tablesOf(client, schema);
   const listed = new Set(TABLE_PLACEMENTS.map((placement) => placement.table));
   const unlisted = [...present].filter((table) => !listed.has(table));
   if (unlisted.length > 0) {
@@ -128,7 +150,7 @@ async function refuseUnlistedTables(client: pg.Client, schema: string): Promise<
   }
 }
 
-async function place(client: pg.Client, schema: string, { table, role }: TablePlacement): Promise<PlacementStep> {
+async function place(client: pg.ClientBase, schema: string, { table, role }: TablePlacement): Promise<PlacementStep> {
   const qualified = `${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(table)}`;
   const now = await citusPlacement(client, qualified);
   if (role === "local") {
@@ -148,7 +170,7 @@ async function place(client: pg.Client, schema: string, { table, role }: TablePl
   return { table, role, outcome: "distributed on company_id" };
 }
 
-async function citusPlacement(client: pg.Client, qualified: string): Promise<CitusPlacement | undefined> {
+async function citusPlacement(client: pg.ClientBase, qualified: string): Promise<CitusPlacement | undefined> {
   const { rows } = await client.query<{ partmethod: string; repmodel: string }>(
     "SELECT partmethod, repmodel FROM pg_dist_partition WHERE logicalrelid = $1::regclass",
     [qualified],
