@@ -79,8 +79,8 @@ type CitusPlacement = "distributed" | "reference" | "citus local";
  * With the citus extension in the database the connection string names, distributes or
  * references every table of TABLE_PLACEMENTS in the schema the connection works in, in order,
  * one table per transaction; tables already in place are left as they are, so running it again
- * (say after an upgrade that added a table) does only what is missing. Without Citus it changes
- * nothing. `onStep` hears of each table as it is done.
+ * (say after it was interrupted) does only what is missing. Without Citus it changes nothing.
+ * `onStep` hears of each table as it is done.
  */
 export async function distributeSchema(connectionString: string, onStep: (step: PlacementStep) => void = () => undefined): Promise<DistributionResult> {
   const client = new pg.Client({ connectionString });
