@@ -18,8 +18,9 @@
  *     deadlines, as in a crunch: 5% overdue (2 h ago), 65% due in 2 h, and 5% each due a day,
  *     two, three … six days after that.
  *
- * The rows go through the real schema, so the triggers of migration 0009 keep the per-company
- * counters (New items left out: the overview counts those itself); after seeding, the counters
+ * The rows go through the real schema, and each step adds its items to the per-company counters
+ * in its transaction, as the store does (New items left out: the overview counts those itself);
+ * after seeding, the counters
  * are compared with a GROUP BY count of the items (a failed check fails the run), the overview's
  * counts must add up to every item and its deadlines to the seeded ones. PostgreSQL then gets
  * VACUUM ANALYZE, as autovacuum would give it after such a load; SQLite gets nothing, as the
@@ -59,7 +60,7 @@ import { openSqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 import type { DeadlineOverview, Store } from "../src/store/store.ts";
 import { benchFlags, wholeNumber } from "./lib/args.ts";
 import { ROOT, serverEnv } from "./lib/setup.ts";
-import { postgresBenchStore, PRELOAD_REQUEST, sqliteBenchStore, type BenchStore } from "./lib/stores.ts";
+import { countSeededItems, postgresBenchStore, PRELOAD_REQUEST, sqliteBenchStore, type BenchStore } from "./lib/stores.ts";
 
 const USAGE = `usage: npm run bench:operations -- [flags]
   --store sqlite|postgres|both   stores to measure (default both)
@@ -295,7 +296,7 @@ function counterCheck(mismatches: number, total: number, p: Plan): Check {
 
 const progress = (p: Plan, done: number) => log(`seeded ${done.toLocaleString("en")} of ${p.items.toLocaleString("en")} items (${Math.round((done * 100) / p.items)}%)`);
 
-/** Seeds the SQLite file (the store closed), one transaction per step, through the triggers. */
+/** Seeds the SQLite file (the store closed), one transaction per step with its items' counts. */
 function seedSqlite(path: string, p: Plan): Check {
   const db = new Database(path);
   try {
@@ -315,10 +316,16 @@ function seedSqlite(path: string, p: Plan): Check {
       db.prepare(`WITH RECURSIVE seq(n) AS (SELECT CAST(:from AS INTEGER) UNION ALL SELECT n + 1 FROM seq WHERE n < :to) INSERT INTO work_items (${ITEM_COLUMNS}) ${select} FROM seq`);
     const history = range(historySelect(SQLITE, p, ":request"));
     for (const { from, to } of historySteps(p)) {
-      db.transaction(() => history.run({ from, to, request: PRELOAD_REQUEST }))();
+      db.transaction(() => {
+        history.run({ from, to, request: PRELOAD_REQUEST });
+        db.prepare(countSeededItems(from, to)).run();
+      })();
       progress(p, to);
     }
-    db.transaction(() => range(recentSelect(SQLITE, p, ":request")).run({ from: p.history + 1, to: p.items, request: PRELOAD_REQUEST }))();
+    db.transaction(() => {
+      range(recentSelect(SQLITE, p, ":request")).run({ from: p.history + 1, to: p.items, request: PRELOAD_REQUEST });
+      db.prepare(countSeededItems(p.history + 1, p.items)).run();
+    })();
     progress(p, p.items);
     const mismatches = (db.prepare(COUNTER_MISMATCHES).get() as { n: number }).n;
     const total = (db.prepare(COUNTER_TOTAL).get() as { n: number }).n;
@@ -330,7 +337,7 @@ function seedSqlite(path: string, p: Plan): Check {
   }
 }
 
-/** Seeds the PostgreSQL schema, one transaction per step, through the triggers; then VACUUM ANALYZE. */
+/** Seeds the PostgreSQL schema, one transaction per step with its items' counts; then VACUUM ANALYZE. */
 async function seedPostgres(databaseUrl: string, p: Plan): Promise<Check> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
@@ -342,11 +349,18 @@ async function seedPostgres(databaseUrl: string, p: Plan): Promise<Check> {
     await client.query(`INSERT INTO work_batches (${BATCH_COLUMNS}) OVERRIDING SYSTEM VALUE ${batchSelect(POSTGRES, p)} FROM generate_series(1, ${batchCount(p)}::bigint) AS k`);
     const range = (select: string) => `INSERT INTO work_items (${ITEM_COLUMNS}) OVERRIDING SYSTEM VALUE ${select} FROM generate_series($2::bigint, $3::bigint) AS n`;
     const history = range(historySelect(POSTGRES, p, "$1::json"));
+    // Each step and its counts in one transaction, as the store keeps them.
+    const seedStep = async (select: string, from: number, to: number) => {
+      await client.query("BEGIN");
+      await client.query(select, [PRELOAD_REQUEST, from, to]);
+      await client.query(countSeededItems(from, to));
+      await client.query("COMMIT");
+    };
     for (const { from, to } of historySteps(p)) {
-      await client.query(history, [PRELOAD_REQUEST, from, to]);
+      await seedStep(history, from, to);
       progress(p, to);
     }
-    await client.query(range(recentSelect(POSTGRES, p, "$1::json")), [PRELOAD_REQUEST, p.history + 1, p.items]);
+    await seedStep(range(recentSelect(POSTGRES, p, "$1::json")), p.history + 1, p.items);
     progress(p, p.items);
     for (const [table, column] of [["work_batches", "work_batch_id"], ["work_items", "work_item_id"]]) {
       await client.query(`SELECT setval(pg_get_serial_sequence('${table}', '${column}'), (SELECT max(${column}) FROM ${table}))`);

@@ -9,11 +9,12 @@ import { openStore } from "../store/open-store.ts";
 import { CommandFailedError, UsageError, type Command } from "./command.ts";
 import { botRunOnce } from "./commands/bot.ts";
 import { companiesCreate } from "./commands/companies.ts";
+import { dbDistribute } from "./commands/db.ts";
 import { keysCreate, keysList, keysRevoke } from "./commands/keys.ts";
 import { operatorCommands } from "./commands/operators.ts";
 import { webhooksSecret } from "./commands/webhooks.ts";
 
-export const commands: Command[] = [companiesCreate, keysCreate, keysList, keysRevoke, webhooksSecret, botRunOnce, ...operatorCommands];
+export const commands: Command[] = [companiesCreate, keysCreate, keysList, keysRevoke, webhooksSecret, botRunOnce, ...operatorCommands, dbDistribute];
 
 function usage(): string {
   const width = Math.max(...commands.map((c) => c.usage.length));

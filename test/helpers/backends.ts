@@ -2,6 +2,8 @@
  * The stores every store and route test runs against. SQLite always, in a temp file;
  * PostgreSQL when it answers at 127.0.0.1:5432 (or TEST_DATABASE_URL), in a fresh schema per
  * `create()` call, selected through the connection string's search_path and dropped in cleanup.
+ * When TEST_DATABASE_URL names a Citus coordinator, each fresh schema is migrated and
+ * distributed (`db distribute`) before the test sees it.
  *
  * Without PostgreSQL the tests fail when CI=true (the PostgreSQL run is mandatory there) and
  * otherwise say loudly on stderr that the PostgreSQL half was skipped.
@@ -14,6 +16,7 @@ import Database from "better-sqlite3";
 import pg from "pg";
 import type { StoreLocation } from "../../src/config.ts";
 import { openStore } from "../../src/store/open-store.ts";
+import { distributeSchema } from "../../src/store/postgres/distribution.ts";
 import type { Store } from "../../src/store/store.ts";
 
 export interface Backend {
@@ -59,6 +62,12 @@ export const postgresBackend: Backend = {
     const schema = `${SCHEMA_PREFIX}${Math.floor(Date.now() / 1000)}_${randomBytes(5).toString("hex")}`;
     await withPostgresAdmin((client) => client.query(`CREATE SCHEMA ${schema}`));
     const url = postgresUrlForSchema(schema);
+    if (await testDatabaseHasCitus()) {
+      // On a Citus coordinator every suite runs on a distributed schema, as production would.
+      const store = await openStore({ kind: "postgres", url });
+      await store.close();
+      await distributeSchema(url);
+    }
     return {
       location: { kind: "postgres", url },
       databaseUrl: url,
@@ -66,6 +75,10 @@ export const postgresBackend: Backend = {
     };
   },
 };
+
+let citus: Promise<boolean> | undefined;
+const testDatabaseHasCitus = () =>
+  (citus ??= withPostgresAdmin(async (client) => (await client.query("SELECT 1 FROM pg_extension WHERE extname = 'citus'")).rows.length > 0));
 
 async function postgresAnswers(): Promise<boolean> {
   try {

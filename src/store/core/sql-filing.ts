@@ -141,11 +141,14 @@ export const FILING_SQL = {
      ON CONFLICT (company_id, work_type, deadline_at) DO UPDATE
         SET ready_at = CASE WHEN excluded.ready_at < filing_lanes.ready_at THEN excluded.ready_at ELSE filing_lanes.ready_at END`,
   ),
-  /** An item (back) in its lane, due at $4: the lane exists, and is ready no later than that. */
+  /**
+   * An item (back) in its lane, due at $4: the lane exists, and is ready no later than that. A new
+   * lane takes its company's turn. INSERT … SELECT, not a subquery in VALUES, which Citus refuses.
+   */
   enterFilingLane: statement(
     "enter_filing_lane",
     `INSERT INTO filing_lanes (company_id, work_type, deadline_at, ready_at, served_seq)
-     VALUES ($1, $2, $3, $4, COALESCE((SELECT c.filing_served_seq FROM companies c WHERE c.company_id = $1), 0))
+     SELECT c.company_id, $2, $3, $4, c.filing_served_seq FROM companies c WHERE c.company_id = $1
      ON CONFLICT (company_id, work_type, deadline_at) DO UPDATE
         SET ready_at = CASE WHEN excluded.ready_at < filing_lanes.ready_at THEN excluded.ready_at ELSE filing_lanes.ready_at END`,
   ),

@@ -1,18 +1,22 @@
 /**
  * Applies the numbered migrations of ./migrations/ that the schema has not recorded yet, all in
- * one transaction under an advisory lock: processes that start at the same moment queue on the
- * lock, and the ones that follow find everything applied. The lock is per schema, so test
- * schemas in one database do not wait for each other.
+ * one transaction under an advisory lock, so an upgrade is applied whole or not at all:
+ * processes that start at the same moment queue on the lock, and the ones that follow find
+ * everything applied. The lock is per schema, so test schemas in one database do not wait for
+ * each other. On a schema distributed with Citus, tables the upgrade created are placed in the
+ * same transaction (docs/scaling.md §3.4).
  */
 import type { Pool } from "pg";
 import { readMigrations } from "../migrations.ts";
+import { placeNewTables } from "./distribution.ts";
 import { storeError } from "./errors.ts";
 
 /** First half of the advisory lock key: "wia" + "m"igrations, to stay clear of other users' locks. */
 const MIGRATION_LOCK_CLASS = 0x7769616d;
 
-export async function migrate(pool: Pool): Promise<void> {
-  const migrations = readMigrations(new URL("./migrations/", import.meta.url));
+/** `folder`: the migrations to apply (tests give a copy with one more). */
+export async function migrate(pool: Pool, folder = new URL("./migrations/", import.meta.url)): Promise<void> {
+  const migrations = readMigrations(folder);
   let client;
   try {
     client = await pool.connect();
@@ -29,11 +33,19 @@ export async function migrate(pool: Pool): Promise<void> {
       "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)",
     );
     const applied = new Set((await client.query<{ version: number }>("SELECT version FROM schema_migrations")).rows.map((row) => row.version));
-    for (const migration of migrations) {
-      if (applied.has(migration.version)) continue;
+    const pending = migrations.filter((migration) => !applied.has(migration.version));
+    const citus = pending.length > 0 && (await client.query("SELECT 1 FROM pg_extension WHERE extname = 'citus'")).rows.length > 0;
+    if (citus) {
+      // On a distributed schema Citus runs a DDL statement on all shards in parallel, and then
+      // refuses to create a function (or another object it copies to every node) in the same
+      // transaction; one shard after another it accepts both (docs/scaling.md §3.4).
+      await client.query("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'");
+    }
+    for (const migration of pending) {
       await client.query(migration.sql);
       await client.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, now())", [migration.version, migration.name]);
     }
+    if (citus) await placeNewTables(client);
     await client.query("COMMIT");
   } catch (error) {
     await client.query("ROLLBACK").catch(() => undefined);
