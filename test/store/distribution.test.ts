@@ -56,7 +56,8 @@ describe("the PostgreSQL schema fits its Citus placement", { skip: !hasPostgres 
     assert.ok(keys.length >= 7, "the schema's foreign keys are read");
     for (const { source, target, columns } of keys) {
       const where = `${source} → ${target} (${columns.join(", ")})`;
-      assert.ok(positionOf.get(target)! < positionOf.get(source)!, `${where}: ${target} must come first in TABLE_PLACEMENTS`);
+      // A table may refer to itself (a change to its original, work_items → work_items).
+      if (target !== source) assert.ok(positionOf.get(target)! < positionOf.get(source)!, `${where}: ${target} must come first in TABLE_PLACEMENTS`);
       if (roleOf.get(source) === "distributed" && roleOf.get(target) === "distributed") assert.ok(columns.includes(DISTRIBUTION_COLUMN), `${where}: a key between distributed tables includes ${DISTRIBUTION_COLUMN}`);
       else assert.equal(roleOf.get(target), "reference", `${where}: a ${roleOf.get(source)} table may only refer to reference tables`);
     }
