@@ -10,6 +10,8 @@ import type { WorkItemView } from "../../src/domain/views.ts";
 import { availableBackends } from "../helpers/backends.ts";
 import { setConfig, withBot, type Setup } from "../helpers/bot-harness.ts";
 import { bearer, validWorkItem } from "../helpers/test-app.ts";
+import { signedInClient } from "../helpers/console-session.ts";
+import { createOperatorAccount } from "../../src/operators/accounts.ts";
 
 const hook = "https://93.184.215.14/hooks";
 
@@ -114,6 +116,16 @@ for (const backend of await availableBackends()) {
         assert.deepEqual((await r.list("kind=withdraw")).map((item) => item.workItemId), [withdrawal.workItemId]);
         assert.deepEqual((await r.list("kind=create")).map((item) => item.workItemId), [original.workItemId]);
         assert.equal((await r.change(original.workItemId, { plannedLoad: 1 })).json<{ code: string }>().code, "ORIGINAL_CLOSED");
+
+        // The console links the original and its changes both ways; its timeline shows them.
+        const admin = await createOperatorAccount(s.t.store, { email: "ops@example.com", role: "viewer" });
+        const consoleClient = await signedInClient(s.t.app, admin.email, admin.password);
+        const originalPage = (await consoleClient.get(`/console/work-items/${original.workItemId}`)).body;
+        for (const key of [first, second, withdrawal]) assert.ok(originalPage.includes(`href="/console/work-items/${key.workItemId}"`), `links ${key.workItemId}`);
+        assert.match(originalPage, new RegExp(`Change ${first.workItemId} accepted by the Authority: revision 1`));
+        assert.match(originalPage, /Revision 2/);
+        const changePage = (await consoleClient.get(`/console/work-items/${first.workItemId}`)).body;
+        assert.ok(changePage.includes(`href="/console/work-items/${original.workItemId}"`), "the change links its original");
       }));
 
     test("a rejected change fails alone and leaves the original untouched; the next change goes on", () =>
