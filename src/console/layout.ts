@@ -49,7 +49,7 @@ export function page(viewer: Viewer, section: NavSection, title: string, body: I
   const header = html`<header class="top">
 <p class="brand">Work-Item API console</p>
 <nav aria-label="Console"><ul>${links}</ul></nav>
-<form method="get" action="/console/find" class="find" role="search" aria-label="Find a work item">
+<form method="get" action="/console/find" class="find" role="search" aria-label="Look up a work item">
 <label for="find-text">Find</label> <input id="find-text" name="q" type="search" required maxlength="200" placeholder="item id, application or registration no." autocomplete="off"> <button type="submit" class="link-button">Go</button>
 </form>
 <div class="who">
