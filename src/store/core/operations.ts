@@ -176,7 +176,7 @@ export function operationsOperations(db: DatabasePort): OperationsOperations {
 
     async activitySince(since) {
       const activity = noActivity();
-      for (const row of await db.all<ActivityRow>(OPS_SQL.activitySince, [since])) activity[row.measure] = Number(row.items);
+      for (const row of await db.all<ActivityRow>(OPS_SQL.activitySince, [since])) activity[row.measure] += Number(row.items);
       return activity;
     },
 
@@ -185,7 +185,7 @@ export function operationsOperations(db: DatabasePort): OperationsOperations {
       for (const row of await db.all<ActivityRow>(OPS_SQL.hourlyActivity, [since])) {
         const hour = Number(row.hour);
         const activity = byHour.get(hour) ?? noActivity();
-        activity[row.measure] = Number(row.items);
+        activity[row.measure] += Number(row.items);
         byHour.set(hour, activity);
       }
       return [...byHour.entries()].sort(([a], [b]) => a - b).map(([hour, activity]) => ({ hour: new Date(hour * HOUR_MS).toISOString(), ...activity }));
@@ -441,7 +441,7 @@ function listAllWorkItemsStatement(query: OperatorWorkItemsQuery, shape: "page" 
       text:
         shape === "page"
           ? `SELECT ${ITEM_COLUMNS} FROM work_items WHERE ${conditions.join(" AND ")} ORDER BY work_item_id DESC LIMIT $2`
-          : `SELECT COUNT(*) AS items FROM (SELECT 1 FROM work_items WHERE ${conditions.join(" AND ")} LIMIT $2) capped`,
+          : `SELECT COUNT(*) AS items FROM (SELECT company_id FROM work_items WHERE ${conditions.join(" AND ")} LIMIT $2) capped`,
     };
     allItemStatements.set(key, statement);
   }

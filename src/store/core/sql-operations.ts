@@ -206,9 +206,11 @@ export const OPS_SQL = {
 } as const;
 
 /**
- * Items filed, succeeded and failed, and webhook deliveries given up, since $1: each from a
- * partial index by its time (filed items and failed items: migrations 0011 and 0009; succeeded
- * items: 0015; ended deliveries: 0007), and per hour (whole hours since 1970) when `perHour`.
+ * Across companies: items filed, succeeded and failed, and webhook deliveries given up, since
+ * $1, each from a partial index by its time (filed and failed items: migrations 0011 and 0009;
+ * succeeded items: 0015; ended deliveries: 0007), per company (and per hour, whole hours since
+ * 1970, when `perHour`), added up by the caller: grouped by the distribution column, as every
+ * overview count is, so each shard answers for its own companies.
  */
 function activityStatement(name: string, perHour: boolean): Statement {
   const measures = [
@@ -217,13 +219,13 @@ function activityStatement(name: string, perHour: boolean): Statement {
     ["failed", "completed_at", "work_items", "status = 'Failed' AND completed_at >= $1"],
     ["deliveriesFailed", "ended_at", "webhook_outbox", "status = 'Failed' AND ended_at >= $1"],
   ] as const;
-  return statement(name, (d) =>
-    measures
-      .map(([measure, at, table, condition]) =>
-        perHour
-          ? `SELECT '${measure}' AS measure, ${d.epochHour(at)} AS hour, COUNT(*) AS items FROM ${table} WHERE ${condition} GROUP BY ${d.epochHour(at)}`
-          : `SELECT '${measure}' AS measure, 0 AS hour, COUNT(*) AS items FROM ${table} WHERE ${condition}`,
-      )
-      .join("\n UNION ALL "),
-  );
+  // MATERIALIZED keeps each GROUP BY out of its range scan, as in overview_recent_failures:
+  // given the grouping by company, SQLite walks every row in company order instead.
+  return statement(name, (d) => {
+    const ranges = measures.map(
+      ([measure, at, table, condition]) => `${measure} AS MATERIALIZED (SELECT company_id, ${perHour ? d.epochHour(at) : "0"} AS hour FROM ${table} WHERE ${condition})`,
+    );
+    const counts = measures.map(([measure]) => `SELECT '${measure}' AS measure, hour, company_id, COUNT(*) AS items FROM ${measure} GROUP BY hour, company_id`);
+    return `WITH ${ranges.join(",\n     ")}\n${counts.join("\n UNION ALL ")}`;
+  });
 }
