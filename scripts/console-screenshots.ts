@@ -1,27 +1,41 @@
 /**
- * Makes the console screenshots of the README: docs/console-overview.png and
- * docs/console-work-item.png, 1280×800, from a fresh store with a few companies' items and one
- * that failed while the authority was down; and the Deadlines chart (SPEC §14) over a little, a
- * normal and an overloaded queue, docs/console-deadlines-<queue>.png at 1280 px wide and
- * docs/console-deadlines-<queue>-phone.png at 390 px. Needs Chromium at /usr/bin/chromium.
+ * Makes the console screenshots in docs/: an operator's morning (SPEC §16), empty, normal and
+ * overloaded, at 1280×800 and on a 390 px phone: docs/console-<morning>-<page>.png and
+ * …-phone.png; and the Deadlines chart (SPEC §14) over a little, a normal and an overloaded
+ * queue, docs/console-deadlines-<queue>.png and …-phone.png. Needs Chromium at /usr/bin/chromium.
  *
  *   npx tsx scripts/console-screenshots.ts
  */
-import { chromiumAvailable, CHROMIUM_PATH, PHONE, signedInPage, withConsoleScene, withQueueScene } from "../test/helpers/console-scene.ts";
+import { chromiumAvailable, CHROMIUM_PATH, DESKTOP, PHONE, signedInPage, withQueueScene } from "../test/helpers/console-scene.ts";
 import { QUEUES } from "../test/helpers/deadline-queue.ts";
+import { withMorningScene, type Morning } from "../test/helpers/morning-scene.ts";
 
 if (!chromiumAvailable()) {
   console.error(`${CHROMIUM_PATH} is missing; install Chromium to make the screenshots`);
   process.exit(1);
 }
 
-await withConsoleScene(async (scene) => {
-  const page = await signedInPage(scene);
-  await page.screenshot({ path: "docs/console-overview.png" });
-  await page.goto(`${scene.baseUrl}/console/work-items/${scene.failedItem.workItemId}`);
-  await page.screenshot({ path: "docs/console-work-item.png" });
-});
-const written = ["docs/console-overview.png", "docs/console-work-item.png"];
+const written: string[] = [];
+const PAGES: Record<Morning, string[]> = {
+  empty: ["overview"],
+  normal: ["overview", "work-items", "work-item", "webhook-deliveries"],
+  overloaded: ["overview", "work-items"],
+};
+
+for (const [morning, pages] of Object.entries(PAGES) as Array<[Morning, string[]]>) {
+  await withMorningScene(morning, async (scene) => {
+    for (const [suffix, viewport] of [["", DESKTOP], ["-phone", PHONE]] as const) {
+      const page = await signedInPage(scene, viewport);
+      for (const name of pages) {
+        const path = { overview: "/console", "work-items": "/console/work-items", "work-item": `/console/work-items/${(scene.overdueItem ?? scene.someItem)?.workItemId}`, "webhook-deliveries": "/console/webhook-deliveries" }[name];
+        await page.goto(`${scene.baseUrl}${path}`);
+        const file = `docs/console-${morning}-${name}${suffix}.png`;
+        await page.screenshot({ path: file, fullPage: true });
+        written.push(file);
+      }
+    }
+  });
+}
 
 for (const [name, shape] of Object.entries(QUEUES)) {
   await withQueueScene(shape, async (scene) => {

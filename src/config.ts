@@ -59,6 +59,7 @@ export const EnvSchema = Type.Object({
   AUTHORITY_BREAKER_SECONDS: Int(1, 86_400, 60, "how long an open breaker makes the bot leave the authority alone before one probe call"),
   BOT_POLL_SECONDS: Int(1, 86_400, 5, "first wait before asking the authority again about a submitted item (doubles, at most 5 minutes)"),
   CHANGE_CUTOFF_HOURS: Int(0, 8760, 12, "hours before the transport (exportDate) after which a document can no longer be changed (SPEC §15)"),
+  CONSOLE_TZ: Type.String({ minLength: 1, default: "Europe/Amsterdam", description: "time zone the console shows times in (an IANA name; the operator API keeps UTC)" }),
   DEADLINE_TZ: Type.String({ minLength: 1, default: "Europe/Amsterdam", description: "time zone of the filing deadline's calendar and cutoff" }),
   DEADLINE_WORKING_DAYS: Int(0, 60, 2, "working days before the transport by which a document must be requested"),
   DEADLINE_HOLIDAYS: Type.String({ pattern: "^[A-Za-z]{2}(-[A-Za-z0-9]{1,3})?$", default: "NL", description: "country (optionally -region) whose public holidays are not working days" }),
@@ -110,6 +111,8 @@ export interface Config {
   jwtAudience: string;
   tokenTtlSeconds: number;
   timeZone: string;
+  /** The time zone of every time on a console page (SPEC §16). */
+  consoleTimeZone: string;
   batchMaxItems: number;
   maxBodyBytes: number;
   /** Body limit of the bulk add (SPEC §11.1). */
@@ -207,6 +210,7 @@ export function loadConfig(source: EnvSource = process.env, overrides: Partial<E
   const env = converted as Env;
   checkTimeZone("TZ", env.TZ);
   checkTimeZone("DEADLINE_TZ", env.DEADLINE_TZ);
+  checkTimeZone("CONSOLE_TZ", env.CONSOLE_TZ);
   checkHolidays(env.DEADLINE_HOLIDAYS);
   checkCron(env.BOT_SCHEDULE);
   checkLeaseOutlastsCall("BOT_LEASE_SECONDS", env.BOT_LEASE_SECONDS, "AUTHORITY_TIMEOUT_MS", env.AUTHORITY_TIMEOUT_MS);
@@ -223,6 +227,7 @@ export function loadConfig(source: EnvSource = process.env, overrides: Partial<E
     jwtAudience: env.JWT_AUDIENCE,
     tokenTtlSeconds: env.TOKEN_TTL_SECONDS,
     timeZone: env.TZ,
+    consoleTimeZone: env.CONSOLE_TZ,
     batchMaxItems: env.BATCH_MAX_ITEMS,
     maxBodyBytes: env.MAX_BODY_BYTES,
     maxBulkBodyBytes: env.MAX_BULK_BODY_BYTES,

@@ -39,6 +39,11 @@ test("values are converted from their text", () => {
   assert.equal(config.role, "worker");
 });
 
+test("CONSOLE_TZ: Europe/Amsterdam unless set, any IANA zone when set", () => {
+  assert.equal(loadConfig({}).consoleTimeZone, "Europe/Amsterdam");
+  assert.equal(loadConfig({ CONSOLE_TZ: "America/New_York" }).consoleTimeZone, "America/New_York");
+});
+
 const refused: Array<[string, string]> = [
   ["PORT", "eighty"],
   ["PORT", "70000"],
@@ -47,6 +52,8 @@ const refused: Array<[string, string]> = [
   ["JWT_SECRET", "too-short"],
   ["TOKEN_TTL_SECONDS", "0"],
   ["TZ", "Mars/Olympus"],
+  ["CONSOLE_TZ", "Mars/Olympus"],
+  ["CONSOLE_TZ", "Amsterdam"],
   ["BOT_SCHEDULE", "every minute"],
   ["WEBHOOK_ALLOW_PRIVATE_NETWORKS", "maybe"],
   ["LOG_LEVEL", "loud"],

@@ -1,4 +1,8 @@
-/** GET /console/assets/:name: the console's stylesheet and script, read once at start; no build step. */
+/**
+ * GET /console/assets/:name: the console's stylesheet and script, read once at start; no build
+ * step. And GET /favicon.ico, which browsers ask for on every page and report as an error when
+ * it is missing (SPEC §16).
+ */
 import { readFileSync } from "node:fs";
 import type { FastifyInstance } from "fastify";
 import { ApiError } from "../errors.ts";
@@ -7,6 +11,15 @@ const ASSETS: Readonly<Record<string, string>> = {
   "console.css": "text/css; charset=utf-8",
   "console.js": "text/javascript; charset=utf-8",
 };
+
+const FAVICON = "favicon.ico";
+
+export function registerFavicon(app: FastifyInstance): void {
+  const icon = readFileSync(new URL(`./assets/${FAVICON}`, import.meta.url));
+  app.get(`/${FAVICON}`, { schema: { hide: true } }, async (_request, reply) =>
+    reply.type("image/x-icon").header("cache-control", "public, max-age=86400").send(icon),
+  );
+}
 
 export function registerAssets(app: FastifyInstance): void {
   const files = new Map(Object.entries(ASSETS).map(([name, type]) => [name, { type, body: readFileSync(new URL(`./assets/${name}`, import.meta.url)) }]));

@@ -29,7 +29,7 @@ export function registerAuditPage(app: FastifyInstance, ctx: AppContext): void {
     const entries = await ctx.store.listAudit({ limit: PAGE_SIZE, ...(beforeAuditId ? { beforeAuditId } : {}) });
     const last = entries.at(-1);
     const rows = entries.map(
-      (entry) => html`<tr><td>${time(entry.at)}</td><td>${entry.operator.email}</td><td>${entry.action}</td><td>${target(entry)}</td><td class="wrap">${entry.reason}</td></tr>`,
+      (entry) => html`<tr><td>${time(entry.at, viewer.timeZone)}</td><td>${entry.operator.email}</td><td>${entry.action}</td><td>${target(entry)}</td><td class="wrap">${entry.reason}</td></tr>`,
     );
     const body = html`${entries.length === 0
       ? html`<p>No operator has acted yet.</p>`

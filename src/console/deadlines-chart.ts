@@ -7,8 +7,9 @@
  */
 import { deadlineOutlook, type DeadlineOutlook } from "../operators/deadline-outlook.ts";
 import type { Overview } from "../operators/overview.ts";
+import { chartFigure, percent } from "./chart.ts";
 import { html, type Html } from "./html.ts";
-import { time } from "./layout.ts";
+import { count, formatIn, time } from "./layout.ts";
 
 const ROW_HEIGHT = 78;
 const TRACK_TOP = 21;
@@ -18,9 +19,7 @@ const BAR_INSET = 5;
 const ROOM_SCALE = 1.25;
 const NUB_PX = 4;
 
-const count = (n: number) => n.toLocaleString("en");
-
-const shortDate = new Intl.DateTimeFormat("en-GB", { timeZone: "UTC", weekday: "short", day: "numeric", month: "short", hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
+const LABEL_FIELDS: Intl.DateTimeFormatOptions = { weekday: "short", day: "numeric", month: "short", hour: "2-digit", minute: "2-digit", timeZoneName: "short" };
 
 function timeToGo(deadlineAt: string, now: Date): string {
   const minutes = Math.max(0, Math.round((Date.parse(deadlineAt) - now.getTime()) / 60_000));
@@ -34,15 +33,13 @@ function timeToGo(deadlineAt: string, now: Date): string {
  * A bar's text, short enough for a 390 px screen: above it the deadline and how far off it is;
  * below it the items waiting and what the bot can file in time, and what is late (or "all in time").
  */
-function texts(row: DeadlineOutlook, rateKnown: boolean, now: Date): { when: string; toGo: string; load: string; outcome: string } {
+function texts(row: DeadlineOutlook, rateKnown: boolean, now: Date, timeZone: string): { when: string; toGo: string; load: string; outcome: string } {
   const waiting = `${count(row.unsubmitted)} waiting`;
   if (row.deadlineAt === null) return { when: "Overdue", toGo: "deadline passed", load: waiting, outcome: row.beyond > 0 ? `${count(row.beyond)} late` : "none" };
-  const when = `${shortDate.format(new Date(row.deadlineAt)).replace(",", "")} UTC`;
+  const when = formatIn(timeZone, LABEL_FIELDS).format(new Date(row.deadlineAt)).replace(/,/g, "");
   if (!rateKnown) return { when, toGo: timeToGo(row.deadlineAt, now), load: waiting, outcome: "" };
   return { when, toGo: timeToGo(row.deadlineAt, now), load: `${waiting} · can file ${count(row.canFile)}`, outcome: row.beyond > 0 ? `${count(row.beyond)} late` : "all in time" };
 }
-
-const percent = (value: number, scale: number) => `${((Math.min(value, scale) / scale) * 100).toFixed(2)}%`;
 
 /** A bar's part from `from` for `value` items; under a nub of NUB_PX (fill only), so that a few items out of thousands still show. */
 function barPart(from: number, value: number, scale: number, y: number, height: number, kind: string): Html {
@@ -51,12 +48,12 @@ function barPart(from: number, value: number, scale: number, y: number, height: 
   return html`<rect x="${x}" y="${y}" width="${NUB_PX}" height="${height}" class="${kind}-fill"></rect><rect x="${x}" y="${y}" width="${percent(value, scale)}" height="${height}" class="${kind}"></rect>`;
 }
 
-function barRow(row: DeadlineOutlook, index: number, scale: number, rateKnown: boolean, now: Date): Html {
+function barRow(row: DeadlineOutlook, index: number, scale: number, rateKnown: boolean, now: Date, timeZone: string): Html {
   const top = index * ROW_HEIGHT;
   const track = top + TRACK_TOP;
   const bar = track + BAR_INSET;
   const barHeight = TRACK_HEIGHT - 2 * BAR_INSET;
-  const { when, toGo, load, outcome } = texts(row, rateKnown, now);
+  const { when, toGo, load, outcome } = texts(row, rateKnown, now, timeZone);
   const late = row.deadlineAt === null ? row.unsubmitted : rateKnown ? row.beyond : 0;
   const onTime = row.unsubmitted - late;
   const roomShown = row.deadlineAt !== null && rateKnown;
@@ -72,25 +69,8 @@ ${roomShown && row.canFile <= scale ? html`<line x1="${percent(row.canFile, scal
 </g>`;
 }
 
-function table(rows: DeadlineOutlook[], rateKnown: boolean): Html {
-  const cells = rows.map(
-    (row) => html`<tr>
-<th scope="row">${row.deadlineAt === null ? "Overdue" : time(row.deadlineAt)}</th><td class="num">${count(row.unsubmitted)}</td>
-<td class="num">${row.companies === null ? "—" : count(row.companies)}</td>
-<td class="num">${row.deadlineAt === null ? "0" : rateKnown ? count(row.canFile) : "unknown"}</td>
-<td class="num">${row.deadlineAt === null ? count(row.beyond) : rateKnown ? count(row.beyond) : "unknown"}</td>
-</tr>`,
-  );
-  // The wrapper hides it: a table grows to its content whatever width it is given.
-  return html`<div class="visually-hidden"><table id="deadlines-table">
-<caption>Deadlines: items waiting to be filed, against what the bot can file before each deadline at the last hour's rate</caption>
-<thead><tr><th scope="col">Deadline</th><th scope="col" class="num">Waiting</th><th scope="col" class="num">Companies</th><th scope="col" class="num">Can file in time</th><th scope="col" class="num">Late at this rate</th></tr></thead>
-<tbody>${cells}</tbody>
-</table></div>`;
-}
-
 /** The Deadlines section of the Overview: the chart, its legend and its table. */
-export function deadlinesSection(overview: Overview, now: Date): Html {
+export function deadlinesSection(overview: Overview, now: Date, timeZone: string): Html {
   const { deadlines, bot } = overview;
   const heading = html`<h2 id="deadlines-heading">Deadlines</h2>`;
   if (deadlines.overdue === 0 && deadlines.next.length === 0) {
@@ -105,23 +85,34 @@ export function deadlinesSection(overview: Overview, now: Date): Html {
   const missed = deadlines.overdue > 0 ? html`<strong>${count(deadlines.overdue)} ${deadlines.overdue === 1 ? "item has missed its" : "items have missed their"} deadline.</strong> ` : "";
   const others = deadlines.overdue > 0 ? "every other waiting item" : "every waiting item";
   const rate = rateKnown
-    ? html`${missed}The bot filed ${count(bot.submittedLastHour)} items in the last hour; at that rate, ${late > 0 ? html`<strong>${count(late)} ${deadlines.overdue > 0 ? "more " : ""}will be late</strong>` : `${others} is filed in time`}. Times are UTC.`
-    : html`${missed}The bot filed nothing in the last hour, so there is no rate to set the deadlines against. Times are UTC.`;
+    ? html`${missed}The bot filed ${count(bot.submittedLastHour)} items in the last hour; at that rate, ${late > 0 ? html`<strong>${count(late)} ${deadlines.overdue > 0 ? "more " : ""}will be late</strong>` : `${others} is filed in time`}.`
+    : html`${missed}The bot filed nothing in the last hour, so there is no rate to set the deadlines against.`;
   return html`<section aria-labelledby="deadlines-heading">${heading}
 <p>${rate}</p>
-<figure class="deadlines">
-<svg role="img" aria-labelledby="deadlines-svg-title" aria-describedby="deadlines-svg-desc" width="100%" height="${rows.length * ROW_HEIGHT}" class="deadlines-chart">
-<title id="deadlines-svg-title">Deadlines</title>
-<desc id="deadlines-svg-desc">A bar per deadline: the items waiting to be filed, against what the bot can file before the deadline at the last hour's rate. The table below has the numbers.</desc>
-<defs><pattern id="deadlines-late-stripes" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" class="dl-stripe-ground"></rect><rect width="3" height="6" class="dl-stripe"></rect></pattern></defs>
-${rows.map((row, index) => barRow(row, index, scale, rateKnown, now))}
-</svg>
-<figcaption class="dl-legend" aria-hidden="true">
-${rateKnown ? html`<span><svg width="18" height="12" class="dl-key"><rect width="18" height="12" class="dl-room"></rect></svg> what the bot can file in time</span>` : ""}
-<span><svg width="18" height="12" class="dl-key"><rect y="2" width="18" height="8" class="${rateKnown ? "dl-in-time" : "dl-waiting"}"></rect></svg> waiting${rateKnown ? ", filed in time" : ""}</span>
-<span><svg width="18" height="12" class="dl-key"><rect width="18" height="12" class="dl-late"></rect></svg> late, or late at this rate</span>
-</figcaption>
-${table(rows, rateKnown)}
-</figure>
+${chartFigure({
+    id: "deadlines",
+    title: "Deadlines",
+    description: "A bar per deadline: the items waiting to be filed, against what the bot can file before the deadline at the last hour's rate. The table below has the numbers.",
+    height: rows.length * ROW_HEIGHT,
+    figureClass: "deadlines",
+    defs: html`<pattern id="deadlines-late-stripes" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" class="dl-stripe-ground"></rect><rect width="3" height="6" class="dl-stripe"></rect></pattern>`,
+    marks: rows.map((row, index) => barRow(row, index, scale, rateKnown, now, timeZone)),
+    legend: [
+      ...(rateKnown ? [{ className: "dl-room", label: "what the bot can file in time", shape: "block" } as const] : []),
+      { className: rateKnown ? "dl-in-time" : "dl-waiting", label: rateKnown ? "waiting, filed in time" : "waiting", shape: "bar" },
+      { className: "dl-late", label: "late, or late at this rate", shape: "block" },
+    ],
+    table: {
+      caption: "Deadlines: items waiting to be filed, against what the bot can file before each deadline at the last hour's rate",
+      columns: [{ label: "Deadline" }, { label: "Waiting", numeric: true }, { label: "Companies", numeric: true }, { label: "Can file in time", numeric: true }, { label: "Late at this rate", numeric: true }],
+      rows: rows.map((row) => [
+        row.deadlineAt === null ? "Overdue" : time(row.deadlineAt, timeZone),
+        count(row.unsubmitted),
+        row.companies === null ? "—" : count(row.companies),
+        row.deadlineAt === null ? "0" : rateKnown ? count(row.canFile) : "unknown",
+        row.deadlineAt === null ? count(row.beyond) : rateKnown ? count(row.beyond) : "unknown",
+      ]),
+    },
+  })}
 </section>`;
 }

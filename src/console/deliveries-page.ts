@@ -1,4 +1,7 @@
-/** GET /console/webhook-deliveries: deliveries across companies with their attempts; POST …/:id/redeliver with a reason. */
+/**
+ * GET /console/webhook-deliveries: deliveries across companies, each with its last error and its
+ * attempts; POST …/:id/redeliver and …/:id/stop ("Stop retrying", SPEC §16), each with a reason.
+ */
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../app-context.ts";
 import { ApiError } from "../errors.ts";
@@ -12,24 +15,34 @@ import { operatorAction, viewerOf } from "./security.ts";
 const PAGE_SIZE = 50;
 const DELIVERY_STATUSES: readonly WebhookDeliveryStatus[] = ["pending", "delivered", "failed"];
 
-function attemptList(attempts: WebhookAttempt[]): Html {
-  if (attempts.length === 0) return html`none yet`;
-  const items = attempts.map(
-    (attempt) => html`<li>${time(attempt.at)}: ${attempt.statusCode ?? "no answer"}${attempt.error ? html` (${attempt.error})` : ""}, ${attempt.durationMs} ms</li>`,
-  );
-  return html`<ol class="attempts">${items}</ol>`;
+/** The last attempt's answer and error, then every attempt behind a disclosure: the list stays one line per delivery at 1280 px. */
+function lastError(attempts: WebhookAttempt[], timeZone: string): Html {
+  const last = attempts.at(-1);
+  if (!last) return html`none yet`;
+  const answer = (attempt: WebhookAttempt) => html`${attempt.statusCode === null ? "no answer" : `HTTP ${attempt.statusCode}`}${attempt.error ? html`: ${attempt.error}` : ""}`;
+  const items = attempts.map((attempt) => html`<li>${time(attempt.at, timeZone)}: ${answer(attempt)}, ${attempt.durationMs} ms</li>`);
+  return html`<span class="last-error">${answer(last)}</span>
+<details><summary>${attempts.length === 1 ? "1 attempt" : `${attempts.length} attempts`}</summary><ol class="attempts">${items}</ol></details>`;
 }
 
+/** One reason for either action: Redeliver, or (while it is pending) Stop retrying. */
+function actions(delivery: WebhookDeliveryRecord, viewer: Viewer): Html {
+  if (!mayAct(viewer.operator.role)) return html``;
+  const base = `/console/webhook-deliveries/${delivery.deliveryId}`;
+  return html`<form method="post" action="${base}/redeliver" class="stacked compact">${csrfField(viewer.csrfToken)}
+${reasonField(`delivery-reason-${delivery.deliveryId}`)}<span class="buttons"><button type="submit">Redeliver</button>${delivery.status === "pending"
+    ? html` <button type="submit" formaction="${base}/stop" class="secondary">Stop retrying</button>`
+    : ""}</span></form>`;
+}
+
+/** Status and event first, so a phone shows them without scrolling sideways (SPEC §16). */
 function deliveryRow(delivery: WebhookDeliveryRecord & { companyId: number }, viewer: Viewer): Html {
-  const redeliver = mayAct(viewer.operator.role)
-    ? html`<form method="post" action="/console/webhook-deliveries/${delivery.deliveryId}/redeliver" class="stacked compact">${csrfField(viewer.csrfToken)}
-${reasonField(`redeliver-reason-${delivery.deliveryId}`)}<button type="submit">Redeliver</button></form>`
-    : "";
   return html`<tr>
-<td class="num">${delivery.deliveryId}</td><td class="num">${delivery.companyId}</td>
-<td><a href="/console/work-items/${delivery.workItemId}">${delivery.workItemId}</a></td>
-<td>${delivery.type}</td><td class="wrap">${delivery.url}</td><td>${statusBadge(delivery.status)}</td>
-<td>${attemptList(delivery.attempts)}</td><td>${time(delivery.nextAttemptAt)}</td><td>${redeliver}</td>
+<td>${statusBadge(delivery.status)}</td><td>${delivery.type}</td>
+<td class="num">${delivery.deliveryId}</td>
+<td><a href="/console/work-items/${delivery.workItemId}">${delivery.workItemId}</a> <span class="muted">#${delivery.companyId}</span></td>
+<td class="wrap url">${delivery.url}</td><td class="wrap">${lastError(delivery.attempts, viewer.timeZone)}</td>
+<td>${time(delivery.nextAttemptAt, viewer.timeZone, "short")}</td><td>${actions(delivery, viewer)}</td>
 </tr>`;
 }
 
@@ -56,8 +69,8 @@ export function registerDeliveriesPage(app: FastifyInstance, ctx: AppContext): v
 ${deliveries.length === 0
   ? html`<p>No webhook deliveries.</p>`
   : html`<div class="table-scroll" role="region" aria-label="Webhook deliveries" tabindex="0"><table>
-<thead><tr><th scope="col" class="num">Delivery</th><th scope="col" class="num">Company</th><th scope="col">Item</th><th scope="col">Event</th><th scope="col">URL</th><th scope="col">Status</th>
-<th scope="col">Attempts</th><th scope="col">Next attempt</th><th scope="col">Action</th></tr></thead>
+<thead><tr><th scope="col">Status</th><th scope="col">Event</th><th scope="col" class="num">Delivery</th><th scope="col">Item, company</th><th scope="col">URL</th>
+<th scope="col">Last error</th><th scope="col">Next attempt</th><th scope="col">Action</th></tr></thead>
 <tbody>${deliveries.map((delivery) => deliveryRow(delivery, viewer))}</tbody></table></div>`}
 ${nextPageLink(next, "Older deliveries")}`;
     return reply.type("text/html; charset=utf-8").send(page(viewer, "webhook-deliveries", "Webhook deliveries", body).markup);
@@ -69,6 +82,15 @@ ${nextPageLink(next, "Older deliveries")}`;
     if (deliveryId === undefined || !(await ctx.store.operatorRedeliverWebhook(deliveryId, action))) {
       throw new ApiError("NOT_FOUND", "There is no webhook delivery with that number.");
     }
+    return reply.redirect("/console/webhook-deliveries", 303);
+  });
+
+  app.post<{ Params: { id: string } }>("/webhook-deliveries/:id/stop", async (request, reply) => {
+    const action = operatorAction(request);
+    const deliveryId = positiveInteger(request.params.id);
+    const outcome = deliveryId === undefined ? "notFound" : await ctx.store.operatorStopWebhookDelivery(deliveryId, action);
+    if (outcome === "notFound") throw new ApiError("NOT_FOUND", "There is no webhook delivery with that number.");
+    if (outcome === "notPending") throw new ApiError("STATE_CONFLICT", "This delivery is no longer pending: there is nothing to stop.");
     return reply.redirect("/console/webhook-deliveries", 303);
   });
 }

@@ -5,9 +5,10 @@
 import type { FastifyError, FastifyInstance } from "fastify";
 import type { AppContext } from "../app-context.ts";
 import { ApiError, toApiError } from "../errors.ts";
-import { registerAssets } from "./assets.ts";
+import { registerAssets, registerFavicon } from "./assets.ts";
 import { registerAuditPage } from "./audit-page.ts";
 import { registerDeliveriesPage } from "./deliveries-page.ts";
+import { registerFindPage } from "./find-page.ts";
 import { html } from "./html.ts";
 import { barePage } from "./layout.ts";
 import { registerOverviewPage } from "./overview-page.ts";
@@ -25,6 +26,7 @@ function consoleError(error: unknown): ApiError {
 }
 
 export async function registerConsole(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  registerFavicon(app);
   await app.register(
     async (console) => {
       // Pages for people, not API operations: kept out of the OpenAPI document.
@@ -59,6 +61,7 @@ export async function registerConsole(app: FastifyInstance, ctx: AppContext): Pr
         registerWorkItemPage(pages, ctx);
         registerDeliveriesPage(pages, ctx);
         registerAuditPage(pages, ctx);
+        registerFindPage(pages, ctx);
       });
     },
     { prefix: "/console" },

@@ -5,10 +5,11 @@ import { html, type Html, type Interpolation } from "./html.ts";
 
 export type NavSection = "overview" | "work-items" | "webhook-deliveries" | "audit" | "none";
 
-/** Who is looking and the CSRF token their forms carry. */
+/** Who is looking, the CSRF token their forms carry, and the time zone they read times in (CONSOLE_TZ). */
 export interface Viewer {
   operator: Operator;
   csrfToken: string;
+  timeZone: string;
 }
 
 const NAV: ReadonlyArray<{ section: NavSection; href: string; label: string }> = [
@@ -25,6 +26,7 @@ function documentFrame(title: string, header: Interpolation, main: Interpolation
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Work-Item API console</title>
+<link rel="icon" href="/favicon.ico" sizes="32x32">
 <link rel="stylesheet" href="/console/assets/console.css">
 <script src="/console/assets/console.js" defer></script>
 </head>
@@ -47,8 +49,11 @@ export function page(viewer: Viewer, section: NavSection, title: string, body: I
   const header = html`<header class="top">
 <p class="brand">Work-Item API console</p>
 <nav aria-label="Console"><ul>${links}</ul></nav>
+<form method="get" action="/console/find" class="find" role="search" aria-label="Look up a work item">
+<label for="find-text">Find</label> <input id="find-text" name="q" type="search" required maxlength="200" placeholder="item id, application or registration no." autocomplete="off"> <button type="submit" class="link-button">Go</button>
+</form>
 <div class="who">
-<span>${viewer.operator.email} (${viewer.operator.role})</span>
+<span>${viewer.operator.email} (${viewer.operator.role}) · times in ${viewer.timeZone}</span>
 <form method="post" action="/console/logout">${csrfField(viewer.csrfToken)}<button type="submit" class="link-button">Sign out</button></form>
 </div>
 </header>`;
@@ -66,12 +71,38 @@ export const csrfField = (token: string): Html => html`<input type="hidden" name
 export const reasonField = (id: string): Html =>
   html`<label for="${id}">Reason</label> <input id="${id}" name="reason" type="text" required maxlength="${REASON_MAX_LENGTH}" autocomplete="off">`;
 
-/** ISO instant → "2026-11-23 22:10:07 UTC", inside a <time> element; a dash for none. */
-export function time(iso: string | null | undefined): Html {
-  if (!iso) return html`<span aria-label="none">—</span>`;
-  const shown = iso.replace("T", " ").replace(/\.\d+Z$|Z$/, " UTC");
-  return html`<time datetime="${iso}">${shown}</time>`;
+const formats = new Map<string, Intl.DateTimeFormat>();
+/**
+ * A 24-hour British-English formatter of these fields in `timeZone`, made once: building one costs
+ * far more than using it, and a page shows hundreds of times.
+ */
+export function formatIn(timeZone: string, fields: Omit<Intl.DateTimeFormatOptions, "timeZone" | "hourCycle">): Intl.DateTimeFormat {
+  const key = `${timeZone}/${JSON.stringify(fields)}`;
+  let format = formats.get(key);
+  if (!format) {
+    format = new Intl.DateTimeFormat("en-GB", { ...fields, timeZone, hourCycle: "h23" });
+    formats.set(key, format);
+  }
+  return format;
 }
+
+const TIME_FIELDS: Record<TimeStyle, Intl.DateTimeFormatOptions> = {
+  full: { day: "numeric", month: "short", year: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short" },
+  short: { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit" },
+};
+
+/** `full`: "25 Nov 2026, 18:10:07 CET"; `short`, for the columns that must fit on a phone: "25 Nov, 18:10". */
+export type TimeStyle = "full" | "short";
+
+/** An instant shown in the viewer's time zone, in a <time> element whose title is the UTC instant (SPEC §16); a dash for none. */
+export function time(iso: string | null | undefined, timeZone: string, style: TimeStyle = "full"): Html {
+  if (!iso) return html`<span aria-label="none">—</span>`;
+  const utc = `${iso.replace("T", " ").replace(/\.\d+Z$|Z$/, "")} UTC`;
+  return html`<time datetime="${iso}" title="${utc}">${formatIn(timeZone, TIME_FIELDS[style]).format(new Date(iso))}</time>`;
+}
+
+/** Whole numbers as people read them: 1,234. */
+export const count = (n: number): string => n.toLocaleString("en");
 
 /** A status as a badge whose colour carries meaning only together with its text. */
 export const statusBadge = (status: string): Html => html`<span class="badge badge-${status.toLowerCase()}">${status}</span>`;

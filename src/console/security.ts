@@ -33,7 +33,7 @@ const CONTENT_SECURITY_POLICY = [
 
 export const sessionCookieOptions = { path: COOKIE_PATH, httpOnly: true, sameSite: "strict", secure: "auto" } as const;
 
-const signedIn = new WeakMap<FastifyRequest, Operator>();
+const signedIn = new WeakMap<FastifyRequest, { operator: Operator; timeZone: string }>();
 
 /** Cookies, CSRF, the form parser, the cross-site check and the security headers, for the console's scope only. */
 export async function installConsoleSecurity(app: FastifyInstance, ctx: AppContext): Promise<void> {
@@ -116,15 +116,15 @@ export function requireSession(ctx: AppContext) {
       await reply.redirect("/console/login", 303);
       return;
     }
-    signedIn.set(request, operator);
+    signedIn.set(request, { operator, timeZone: ctx.config.consoleTimeZone });
   };
 }
 
 /** The signed-in operator and a fresh CSRF token for the page's forms. */
 export function viewerOf(request: FastifyRequest, reply: FastifyReply): Viewer {
-  const operator = signedIn.get(request);
-  if (!operator) throw new ApiError("UNAUTHORIZED", "Sign in first.");
-  return { operator, csrfToken: csrfTokenFor(request, reply) };
+  const session = signedIn.get(request);
+  if (!session) throw new ApiError("UNAUTHORIZED", "Sign in first.");
+  return { ...session, csrfToken: csrfTokenFor(request, reply) };
 }
 
 /**
@@ -132,7 +132,7 @@ export function viewerOf(request: FastifyRequest, reply: FastifyReply): Viewer {
  * read (403) and a missing or over-long reason (400).
  */
 export function operatorAction(request: FastifyRequest): OperatorAction {
-  const operator = signedIn.get(request);
+  const operator = signedIn.get(request)?.operator;
   if (!operator) throw new ApiError("UNAUTHORIZED", "Sign in first.");
   if (!mayAct(operator.role)) throw new ApiError("FORBIDDEN", `The ${operator.role} role may read but not change anything.`);
   const reason = formField(request, "reason")?.trim() ?? "";

@@ -8,7 +8,8 @@ import type { AppContext } from "../app-context.ts";
 import { ApiError } from "../errors.ts";
 import { mayAct } from "../operators/roles.ts";
 import type { OperatorItemOutcome, OperatorWorkItemView, TimelineEntry } from "../store/store.ts";
-import { html, type Html } from "./html.ts";
+import { deadlineBadge } from "./deadline-mark.ts";
+import { html, queryString, type Html } from "./html.ts";
 import { csrfField, page, reasonField, statusBadge, time, type Viewer } from "./layout.ts";
 import { positiveInteger } from "./params.ts";
 import { operatorAction, viewerOf } from "./security.ts";
@@ -21,7 +22,9 @@ const itemId = (raw: string): number => {
   return id;
 };
 
-function facts(item: OperatorWorkItemView): Html {
+function facts(item: OperatorWorkItemView, viewer: Viewer, now: Date): Html {
+  const at = (iso: string | null) => time(iso, viewer.timeZone);
+  const batch = html`<a href="/console/work-items${queryString({ companyId: item.companyId, workBatchId: item.workBatchId })}">${item.workBatchId}</a>`;
   const row = (label: string, value: Html | string | number | null) => html`<dt>${label}</dt><dd>${value ?? html`<span aria-label="none">—</span>`}</dd>`;
   return html`<dl class="facts facts-wide">
 ${row("Status", statusBadge(item.status))}
@@ -30,20 +33,20 @@ ${row("Customer reference", item.customerReference)}
 ${row("Document reference", item.documentReference)}
 ${row("Company", item.companyId)}
 ${row("Work type", item.workType)}
-${row("Batch", item.workBatchId)}
+${row("Batch", batch)}
 ${row("Transient failures", item.attempts)}
 ${row("Application number", item.authority.applicationNumber)}
 ${row("Registration number", registrationOf(item)?.registrationNumber ?? item.authority.registrationNumber)}
-${row("Deadline", time(item.deadlineAt))}
-${row("Created", time(item.createdAt))}
-${row("Updated", time(item.updatedAt))}
-${row("Completed", time(item.completedAt))}
+${row("Deadline", html`${at(item.deadlineAt)}${deadlineBadge(item, now)}`)}
+${row("Created", at(item.createdAt))}
+${row("Updated", at(item.updatedAt))}
+${row("Completed", at(item.completedAt))}
 ${row("Webhook URL", item.webhookUrl)}
 </dl>`;
 }
 
 /** An original and its changes and withdrawal, linked both ways (SPEC §15). */
-function documentLinks(item: OperatorWorkItemView, followUps: WorkItemView[]): Html {
+function documentLinks(item: OperatorWorkItemView, followUps: WorkItemView[], viewer: Viewer): Html {
   if (item.kind !== "create") {
     const noun = item.kind === "change" ? "A change" : "The withdrawal";
     return html`<section aria-labelledby="document-heading"><h2 id="document-heading">Document</h2>
@@ -52,7 +55,7 @@ function documentLinks(item: OperatorWorkItemView, followUps: WorkItemView[]): H
   if (followUps.length === 0 && !item.revision) return html``;
   const rows = followUps.map(
     (followUp) => html`<tr><td><a href="/console/work-items/${followUp.workItemId}">${followUp.workItemId}</a></td><td>${followUp.kind}</td>
-<td>${statusBadge(followUp.status)}</td><td>${time(followUp.createdAt)}</td></tr>`,
+<td>${statusBadge(followUp.status)}</td><td>${time(followUp.createdAt, viewer.timeZone)}</td></tr>`,
   );
   return html`<section aria-labelledby="document-heading"><h2 id="document-heading">Document</h2>
 <p>Revision ${item.revision ?? 0}: the request below shows the document with its changes applied.</p>
@@ -74,9 +77,9 @@ ${details.length > 0 ? html`<ul>${details}</ul>` : ""}
 </section>`;
 }
 
-function timelineTable(timeline: TimelineEntry[]): Html {
+function timelineTable(timeline: TimelineEntry[], viewer: Viewer): Html {
   const rows = timeline.map(
-    (entry) => html`<tr><td>${time(entry.at)}</td><td>${entry.kind}</td><td>${entry.status ? statusBadge(entry.status) : ""}</td>
+    (entry) => html`<tr><td>${time(entry.at, viewer.timeZone)}</td><td>${entry.kind}</td><td>${entry.status ? statusBadge(entry.status) : ""}</td>
 <td class="wrap">${entry.detail ?? ""}</td><td>${entry.operator?.email ?? ""}</td><td class="wrap">${entry.reason ?? ""}</td></tr>`,
   );
   return html`<section aria-labelledby="timeline-heading"><h2 id="timeline-heading">Timeline</h2>
@@ -110,12 +113,13 @@ export function registerWorkItemPage(app: FastifyInstance, ctx: AppContext): voi
     if (!found) throw new ApiError("NOT_FOUND", "There is no work item with that number.");
     const { item, timeline } = found;
     const followUps = item.kind === "create" ? await ctx.store.listWorkItems(item.companyId, { originalWorkItemId: item.workItemId, limit: 50 }) : [];
-    const body = html`<p class="muted">Work item ${item.workItemId} of company ${item.companyId}: ${statusBadge(item.status)}</p>
+    const now = new Date();
+    const body = html`<p class="muted">Work item ${item.workItemId} of company ${item.companyId}: ${statusBadge(item.status)}${deadlineBadge(item, now)}</p>
 ${whyItFailed(item)}
 ${actions(item, viewer)}
-<section aria-labelledby="details-heading"><h2 id="details-heading">Details</h2>${facts(item)}</section>
-${documentLinks(item, followUps)}
-${timelineTable(timeline)}
+<section aria-labelledby="details-heading"><h2 id="details-heading">Details</h2>${facts(item, viewer, now)}</section>
+${documentLinks(item, followUps, viewer)}
+${timelineTable(timeline, viewer)}
 <section aria-labelledby="request-heading"><h2 id="request-heading">Request as submitted</h2>
 <pre class="request" tabindex="0">${JSON.stringify(item.request, null, 2)}</pre></section>`;
     return reply.type("text/html; charset=utf-8").send(page(viewer, "work-items", `Work item ${item.customerReference}`, body).markup);

@@ -1,11 +1,15 @@
-/** GET /console/work-items: items across companies, newest first, with the filters of SPEC §12.2 and a keyset cursor. */
+/**
+ * GET /console/work-items: items across companies, newest first, with the filters of SPEC §12.2
+ * (and a batch, and "Overdue"), their total (SPEC §16) and a keyset cursor.
+ */
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../app-context.ts";
 import type { WorkItemStatus } from "../domain/views.ts";
 import { ApiError } from "../errors.ts";
 import type { OperatorWorkItemsQuery, OperatorWorkItemView } from "../store/store.ts";
 import { html, queryString, type Html } from "./html.ts";
-import { nextPageLink, page, statusBadge, time } from "./layout.ts";
+import { deadlineBadge } from "./deadline-mark.ts";
+import { count, nextPageLink, page, statusBadge, time, type Viewer } from "./layout.ts";
 import { positiveInteger, queryFields } from "./params.ts";
 import { viewerOf } from "./security.ts";
 
@@ -13,15 +17,21 @@ const PAGE_SIZE = 50;
 export const ITEM_STATUSES: readonly WorkItemStatus[] = ["New", "InProgress", "Submitted", "Successful", "Failed", "Cancelled", "Withdrawn"];
 const TEXT_FILTERS = ["customerReference", "applicationNumber", "registrationNumber"] as const;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
+/** Totals are counted up to here; above it the list says "more than". */
+const TOTAL_CAP = 10_000;
 
 /** The filters as the form sends them: every value a string, empty meaning "any". */
-type FilterForm = Partial<Record<"companyId" | "status" | "deadlineBefore" | "cursor" | (typeof TEXT_FILTERS)[number], string>>;
+type FilterForm = Partial<Record<"companyId" | "workBatchId" | "status" | "due" | "deadlineBefore" | "cursor" | (typeof TEXT_FILTERS)[number], string>>;
 
-function parseFilters(form: FilterForm): OperatorWorkItemsQuery {
+function parseFilters(form: FilterForm, now: Date): OperatorWorkItemsQuery {
   const query: OperatorWorkItemsQuery = { limit: PAGE_SIZE };
   if (form.companyId) {
     query.companyId = positiveInteger(form.companyId);
     if (query.companyId === undefined) throw new ApiError("VALIDATION_FAILED", "Company must be a company number such as 7.");
+  }
+  if (form.workBatchId) {
+    query.workBatchId = positiveInteger(form.workBatchId);
+    if (query.workBatchId === undefined) throw new ApiError("VALIDATION_FAILED", "Batch must be a batch number such as 12.");
   }
   if (form.status) {
     if (!(ITEM_STATUSES as readonly string[]).includes(form.status)) throw new ApiError("VALIDATION_FAILED", `Status must be one of ${ITEM_STATUSES.join(", ")}.`);
@@ -38,6 +48,13 @@ function parseFilters(form: FilterForm): OperatorWorkItemsQuery {
     if (!DATE.test(form.deadlineBefore) || Number.isNaN(Date.parse(form.deadlineBefore))) throw new ApiError("VALIDATION_FAILED", "Deadline before must be a date, e.g. 2026-12-01.");
     query.deadlineBefore = new Date(`${form.deadlineBefore}T00:00:00Z`).toISOString();
   }
+  if (form.due) {
+    if (form.due !== "overdue") throw new ApiError("VALIDATION_FAILED", "Due must be overdue, or empty for any.");
+    if (query.status !== undefined && query.status !== "New") throw new ApiError("VALIDATION_FAILED", "Only New items can be overdue; choose the status New or Any.");
+    query.status = "New";
+    const nowIso = now.toISOString();
+    if (query.deadlineBefore === undefined || query.deadlineBefore > nowIso) query.deadlineBefore = nowIso;
+  }
   if (form.cursor) {
     query.beforeWorkItemId = positiveInteger(form.cursor);
     if (query.beforeWorkItemId === undefined) throw new ApiError("VALIDATION_FAILED", "That page link is not valid; start from the first page.");
@@ -51,7 +68,9 @@ function filterForm(form: FilterForm): Html {
   const options = ITEM_STATUSES.map((status) => html`<option value="${status}"${form.status === status ? html` selected` : ""}>${status}</option>`);
   return html`<form method="get" action="/console/work-items" class="filters" role="search" aria-label="Filter work items">
 <div><label for="filter-status">Status</label><select id="filter-status" name="status"><option value="">Any</option>${options}</select></div>
-<div><label for="filter-companyId">Company</label><input id="filter-companyId" name="companyId" type="text" inputmode="numeric" pattern="[0-9]*" value="${form.companyId ?? ""}"></div>
+<div><label for="filter-due">Due</label><select id="filter-due" name="due"><option value="">Any</option><option value="overdue"${form.due === "overdue" ? html` selected` : ""}>Overdue</option></select></div>
+<div><label for="filter-companyId">Company</label><input id="filter-companyId" name="companyId" type="text" inputmode="numeric" pattern="[0-9]*" size="8" value="${form.companyId ?? ""}"></div>
+<div><label for="filter-workBatchId">Batch</label><input id="filter-workBatchId" name="workBatchId" type="text" inputmode="numeric" pattern="[0-9]*" size="8" value="${form.workBatchId ?? ""}"></div>
 ${text("customerReference", "Customer reference")}
 ${text("applicationNumber", "Application number")}
 ${text("registrationNumber", "Registration number")}
@@ -60,32 +79,45 @@ ${text("registrationNumber", "Registration number")}
 </form>`;
 }
 
-function itemsTable(items: OperatorWorkItemView[]): Html {
-  if (items.length === 0) return html`<p>No work items match.</p>`;
+/** The customer reference, status and deadline first, so a phone shows them without scrolling sideways (SPEC §16). */
+function itemsTable(items: OperatorWorkItemView[], viewer: Viewer, now: Date): Html {
+  if (items.length === 0) return html``;
   const rows = items.map(
     (item) => html`<tr>
-<td><a href="/console/work-items/${item.workItemId}">${item.customerReference}</a></td>
-<td class="num">${item.workItemId}</td><td class="num">${item.companyId}</td><td>${item.workType}</td><td>${statusBadge(item.status)}</td>
-<td>${item.error ? item.error.code : ""}</td><td>${time(item.deadlineAt)}</td><td>${time(item.createdAt)}</td>
+<td class="reference"><a href="/console/work-items/${item.workItemId}">${item.customerReference}</a></td>
+<td class="status">${statusBadge(item.status)}${deadlineBadge(item, now)}</td><td class="when">${time(item.deadlineAt, viewer.timeZone, "short")}</td>
+<td class="num">${item.workItemId}</td><td class="num">${item.companyId}</td><td>${item.workType}</td>
+<td>${item.error ? item.error.code : ""}</td><td>${time(item.createdAt, viewer.timeZone, "short")}</td>
 </tr>`,
   );
   return html`<div class="table-scroll" role="region" aria-label="Work items" tabindex="0">
 <table>
-<thead><tr><th scope="col">Customer reference</th><th scope="col" class="num">Item</th><th scope="col" class="num">Company</th><th scope="col">Work type</th><th scope="col">Status</th>
-<th scope="col">Error</th><th scope="col">Deadline</th><th scope="col">Created</th></tr></thead>
+<thead><tr><th scope="col">Customer reference</th><th scope="col">Status</th><th scope="col">Deadline</th><th scope="col" class="num">Item</th><th scope="col" class="num">Company</th><th scope="col">Work type</th>
+<th scope="col">Error</th><th scope="col">Created</th></tr></thead>
 <tbody>${rows}</tbody>
 </table>
 </div>`;
+}
+
+function totalText(total: number): string {
+  if (total === 0) return "No work items match.";
+  if (total > TOTAL_CAP) return `More than ${count(TOTAL_CAP)} items`;
+  return total === 1 ? "1 item" : `${count(total)} items`;
 }
 
 export function registerWorkItemsPage(app: FastifyInstance, ctx: AppContext): void {
   app.get("/work-items", async (request, reply) => {
     const viewer = viewerOf(request, reply);
     const form: FilterForm = queryFields(request.query);
-    const items = await ctx.store.listAllWorkItems(parseFilters(form));
+    const now = new Date();
+    const query = parseFilters(form, now);
+    const { limit: _limit, beforeWorkItemId: _cursor, ...filters } = query;
+    const [items, total] = await Promise.all([ctx.store.listAllWorkItems(query), ctx.store.countAllWorkItems(filters, TOTAL_CAP + 1)]);
     const last = items.at(-1);
     const next = items.length === PAGE_SIZE && last ? `/console/work-items${queryString({ ...form, cursor: last.workItemId })}` : undefined;
-    const body = html`${filterForm(form)}\n${itemsTable(items)}\n${nextPageLink(next, "Older items")}`;
+    const body = html`${filterForm(form)}
+<p class="total" id="items-total">${totalText(total)}</p>
+${itemsTable(items, viewer, now)}\n${nextPageLink(next, "Older items")}`;
     return reply.type("text/html; charset=utf-8").send(page(viewer, "work-items", "Work items", body).markup);
   });
 }

@@ -104,6 +104,11 @@ function offsetAt(instant: number, timeZone: string): number {
   return local - Math.floor(instant / 1000) * 1000;
 }
 
+/** The instant the calendar day of `instant` began in `timeZone` (local midnight, or the first hour a DST change left). */
+export function startOfDayIn(instant: Date, timeZone: string): Date {
+  return instantOf(calendarDayIn(instant.getTime(), timeZone), 0, 0, timeZone);
+}
+
 /** The UTC instant of a local wall-clock time in `timeZone`. */
 function instantOf(day: CalendarDay, hours: number, minutes: number, timeZone: string): Date {
   const wall = Date.UTC(day.year, day.month - 1, day.day, hours, minutes);

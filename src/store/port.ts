@@ -32,13 +32,15 @@ export interface Dialect {
   indexedBy(index: string): string;
   /** A top-level field of a JSON column, as text. */
   jsonText(column: string, field: string): string;
+  /** The whole hours since 1970 of a timestamp column, an integer: the hour it falls in, whatever the session's time zone. */
+  epochHour(column: string): string;
 }
 
 /**
  * A backend's dialect: the row-lock clauses follow from its flags (a single writer holds the
  * whole database for a write transaction, so it has no row locks), the rest is its own text.
  */
-export function dialectFor(flags: StoreFlags, text: Pick<Dialect, "byteOrder" | "indexedBy" | "jsonText">): Dialect {
+export function dialectFor(flags: StoreFlags, text: Pick<Dialect, "byteOrder" | "indexedBy" | "jsonText" | "epochHour">): Dialect {
   const rowLocks = !flags.singleWriter;
   return {
     forUpdate: rowLocks ? " FOR UPDATE" : "",

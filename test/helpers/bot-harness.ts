@@ -77,11 +77,11 @@ export const setConfig = (sim: AuthoritySim, patch: Record<string, unknown>) =>
  * One bot pass over `t`'s store against a simulator of its own, started and stopped here: every
  * New item is decided, and each decision of an item with a webhookUrl becomes a webhook delivery.
  */
-export async function runOneBotPass(t: TestApp): Promise<BotCounts> {
+export async function runOneBotPass(t: TestApp, clock?: () => Date): Promise<BotCounts> {
   const sim = await startAuthoritySim({ host: "127.0.0.1", port: 0, latencyMs: 0, errorRate: 0, outage: false, decisionDelayMs: 0 });
   const adapter = createHttpAuthorityAdapter({ baseUrl: sim.url, timeoutMs: 2000 });
   try {
-    return await runBotOnce({ store: t.store, gate: createAuthorityGate({ store: t.store, adapter, config: t.config, owner: "bot" }), config: t.config, owner: "bot" });
+    return await runBotOnce({ store: t.store, gate: createAuthorityGate({ store: t.store, adapter, config: t.config, owner: "bot" }), config: t.config, owner: "bot", ...(clock ? { clock } : {}) });
   } finally {
     await adapter.close();
     await sim.close();

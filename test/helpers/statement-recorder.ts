@@ -68,6 +68,9 @@ const CROSS_COMPANY: Statement[] = [
   OPS_SQL.overviewRecentFailures,
   OPS_SQL.overviewDeadlines,
   OPS_SQL.overviewSubmittedSince,
+  OPS_SQL.overviewOverdue,
+  OPS_SQL.activitySince,
+  OPS_SQL.hourlyActivity,
   OPS_SQL.findWorkItem,
   OPS_SQL.findDeliveryCompany,
 ];
@@ -78,6 +81,7 @@ const CROSS_COMPANY: Statement[] = [
  */
 const CROSS_COMPANY_PAGES = [
   /^SELECT work_item_id, company_id,[\s\S]* FROM work_items WHERE [\s\S]*work_item_id < \$1 ORDER BY work_item_id DESC LIMIT \$2$/,
+  /^SELECT COUNT\(\*\) AS items FROM \(SELECT company_id FROM work_items WHERE [\s\S]*work_item_id < \$1 LIMIT \$2\) capped$/,
   /^SELECT company_id, work_item_id, work_type FROM work_items\s+WHERE status = 'Failed'[\s\S]* LIMIT \$1$/,
   /^SELECT d\.company_id, [\s\S]* WHERE \$1 = 0[\s\S]* ORDER BY d\.delivery_id DESC, a\.attempt$/,
 ];

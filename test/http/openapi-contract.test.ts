@@ -51,6 +51,7 @@ const OPERATION_IDS: Record<string, string> = {
   "POST /api/Operator/Bot/Pause": "OperatorPauseBot",
   "POST /api/Operator/Bot/Resume": "OperatorResumeBot",
   "POST /api/Operator/Webhooks/Deliveries/{deliveryId}/Redeliver": "OperatorRedeliverWebhook",
+  "POST /api/Operator/Webhooks/Deliveries/{deliveryId}/Stop": "OperatorStopWebhookDelivery",
   "GET /api/Operator/Audit": "OperatorListAudit",
 };
 const isOperatorRoute = (name: string) => name.includes(" /api/Operator/");

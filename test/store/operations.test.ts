@@ -207,6 +207,33 @@ for (const backend of await availableBackends()) {
       assert.deepEqual(resumed.map((i) => i.workItemId), [theirs!.workItemId, queued!.workItemId, late!.workItemId], "company 1 was served last: company 2 goes first");
     }));
 
+    test("console at a glance: activity since an instant and per hour, overdue per company, totals capped, a batch's items", () => withStore(backend, async (store) => {
+      const hourOf = (iso: string) => new Date(Math.floor(Date.parse(iso) / 3_600_000) * 3_600_000).toISOString();
+      await addItems(store, 1, 2);
+      await addItems(store, 2, 1);
+      const failedAt = at(11);
+      await failAll(store, 10);
+      const none = { submitted: 0, succeeded: 0, failed: 0, deliveriesFailed: 0 };
+      assert.deepEqual(await store.activitySince(at(0)), { ...none, failed: 3 }, "failed now, over both companies (never filed: claimed and rejected)");
+      assert.deepEqual(await store.activitySince(at(12)), none);
+      assert.deepEqual(await store.hourlyActivity(at(0)), [{ hour: hourOf(failedAt), ...none, failed: 3 }]);
+
+      const past = new Date(Date.parse(at(0)) - 3_600_000).toISOString();
+      await addItems(store, 1, 3, null, [past, past, at(7200)]);
+      const overview = await store.companyOverview({ now: at(20) });
+      assert.deepEqual(overview.map((company) => [company.companyId, company.overdue]), [[1, 2], [2, 0]]);
+
+      assert.equal(await store.countAllWorkItems({}, 100), 6);
+      assert.equal(await store.countAllWorkItems({}, 4), 4, "counted up to the cap");
+      assert.equal(await store.countAllWorkItems({ companyId: 1, status: "New" }, 100), 3);
+      assert.equal(await store.countAllWorkItems({ status: "Failed", companyId: 2 }, 100), 1);
+      const [newest] = await store.listAllWorkItems({ limit: 1 });
+      const batch = await store.listAllWorkItems({ limit: 10, companyId: 1, workBatchId: newest!.workBatchId });
+      assert.deepEqual(batch.map((item) => item.workBatchId), [newest!.workBatchId, newest!.workBatchId, newest!.workBatchId]);
+      assert.equal(await store.countAllWorkItems({ companyId: 1, workBatchId: newest!.workBatchId }, 100), 3);
+      assert.equal(await store.operatorStopWebhookDelivery(987_654, action(30)), "notFound");
+    }));
+
     test("listAllWorkItems: across companies, newest first, by filter and cursor", () => withStore(backend, async (store) => {
       await addItems(store, 1, 2);
       await addItems(store, 2, 2);

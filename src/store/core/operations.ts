@@ -6,6 +6,7 @@
 import type { DatabasePort, Queryable, Statement } from "../port.ts";
 import { iso, toWebhookDeliveryRecords, toWorkItemView, type DeliveryAttemptRow, type WorkItemRow } from "../rows.ts";
 import type {
+  Activity,
   AuditAction,
   AuditEntry,
   CompanyOverview,
@@ -29,6 +30,10 @@ type OperationsOperations = Pick<
   | "companyOverview"
   | "deadlineOverview"
   | "countSubmittedSince"
+  | "activitySince"
+  | "hourlyActivity"
+  | "countAllWorkItems"
+  | "operatorStopWebhookDelivery"
   | "recordBotPass"
   | "lastBotPass"
   | "pausedWorkTypes"
@@ -44,7 +49,16 @@ type OperationsOperations = Pick<
 >;
 
 type Id = number | string;
-const DAY_MS = 24 * 60 * 60 * 1000;
+const HOUR_MS = 60 * 60 * 1000;
+const DAY_MS = 24 * HOUR_MS;
+
+interface ActivityRow {
+  measure: keyof Activity;
+  hour: Id;
+  items: Id;
+}
+
+const noActivity = (): Activity => ({ submitted: 0, succeeded: 0, failed: 0, deliveriesFailed: 0 });
 
 async function audit(
   tx: Queryable,
@@ -99,7 +113,7 @@ export function operationsOperations(db: DatabasePort): OperationsOperations {
   return {
     async companyOverview({ now }) {
       const since = new Date(Date.parse(now) - DAY_MS).toISOString();
-      const [companies, counts, openItems, newItems, inProgress, recentFailures, pending] = await Promise.all([
+      const [companies, counts, openItems, newItems, inProgress, recentFailures, pending, overdue] = await Promise.all([
         db.all<{ company_id: Id; name: string }>(OPS_SQL.overviewCompanies),
         db.all<{ company_id: Id; status: WorkItemStatus; item_count: Id }>(OPS_SQL.overviewCounts),
         db.all<{ company_id: Id; items: Id }>(OPS_SQL.overviewOpenBatchItems),
@@ -107,6 +121,7 @@ export function operationsOperations(db: DatabasePort): OperationsOperations {
         db.all<{ company_id: Id; items: Id }>(OPS_SQL.overviewInProgressItems),
         db.all<{ company_id: Id; failed: Id }>(OPS_SQL.overviewRecentFailures, [since]),
         db.all<{ company_id: Id; pending: Id }>(SQL.pendingDeliveriesByCompany),
+        db.all<{ company_id: Id; overdue: Id }>(OPS_SQL.overviewOverdue, [now]),
       ]);
       const byCompany = new Map<number, CompanyOverview>();
       for (const row of companies) {
@@ -119,6 +134,7 @@ export function operationsOperations(db: DatabasePort): OperationsOperations {
           oldestNewAt: null,
           failedLast24h: 0,
           pendingWebhookDeliveries: 0,
+          overdue: 0,
         });
       }
       for (const row of counts) {
@@ -139,6 +155,7 @@ export function operationsOperations(db: DatabasePort): OperationsOperations {
       set(inProgress, (company, row) => (company.counts.inProgress = Number(row.items)));
       set(recentFailures, (company, row) => (company.failedLast24h = Number(row.failed)));
       set(pending, (company, row) => (company.pendingWebhookDeliveries = Number(row.pending)));
+      set(overdue, (company, row) => (company.overdue = Number(row.overdue)));
       return [...byCompany.values()];
     },
 
@@ -155,6 +172,23 @@ export function operationsOperations(db: DatabasePort): OperationsOperations {
     async countSubmittedSince(since) {
       const rows = await db.all<{ submitted: Id }>(OPS_SQL.overviewSubmittedSince, [since]);
       return rows.reduce((sum, row) => sum + Number(row.submitted), 0);
+    },
+
+    async activitySince(since) {
+      const activity = noActivity();
+      for (const row of await db.all<ActivityRow>(OPS_SQL.activitySince, [since])) activity[row.measure] += Number(row.items);
+      return activity;
+    },
+
+    async hourlyActivity(since) {
+      const byHour = new Map<number, Activity>();
+      for (const row of await db.all<ActivityRow>(OPS_SQL.hourlyActivity, [since])) {
+        const hour = Number(row.hour);
+        const activity = byHour.get(hour) ?? noActivity();
+        activity[row.measure] += Number(row.items);
+        byHour.set(hour, activity);
+      }
+      return [...byHour.entries()].sort(([a], [b]) => a - b).map(([hour, activity]) => ({ hour: new Date(hour * HOUR_MS).toISOString(), ...activity }));
     },
 
     async recordBotPass(pass) {
@@ -192,6 +226,11 @@ export function operationsOperations(db: DatabasePort): OperationsOperations {
     async listAllWorkItems(query) {
       const { statement, values } = listAllWorkItemsStatement(query);
       return (await db.all<WorkItemRow>(statement, values)).map(operatorView);
+    },
+
+    async countAllWorkItems(query, cap) {
+      const { statement, values } = listAllWorkItemsStatement({ ...query, limit: cap }, "count");
+      return Number((await db.one<{ items: Id }>(statement, values))?.items ?? 0);
     },
 
     async getWorkItemTimeline(workItemId) {
@@ -267,6 +306,17 @@ export function operationsOperations(db: DatabasePort): OperationsOperations {
         if ((await tx.run(SQL.redeliverWebhook, [companyId, deliveryId, action.at])) !== 1) return false;
         await audit(tx, action, "webhook.redeliver", { companyId, deliveryId });
         return true;
+      });
+    },
+
+    operatorStopWebhookDelivery(deliveryId, action) {
+      return db.transaction(async (tx) => {
+        const delivery = await tx.one<{ company_id: Id }>(OPS_SQL.findDeliveryCompany, [deliveryId]);
+        if (!delivery) return "notFound";
+        const companyId = Number(delivery.company_id);
+        if ((await tx.run(OPS_SQL.stopWebhookDelivery, [companyId, deliveryId, action.at, `Stopped by ${action.operator.email}: ${action.reason}`])) !== 1) return "notPending";
+        await audit(tx, action, "delivery.stop", { companyId, deliveryId });
+        return "stopped";
       });
     },
 
@@ -362,6 +412,7 @@ const ITEM_FILTERS = [
   ["customerReference", "customer_reference"],
   ["applicationNumber", "application_number"],
   ["registrationNumber", "registration_number"],
+  ["workBatchId", "work_batch_id"],
 ] as const;
 
 const allItemStatements = new Map<string, Statement>();
@@ -369,15 +420,16 @@ const allItemStatements = new Map<string, Statement>();
 /**
  * The operator's WorkItems page: one statement per combination of filters, like the
  * integrator's (work-items.ts), over the cross-company indexes of migration 0009. On SQLite, a
- * status other than New also says `status <> 'New'`, which lets it use its partial index.
+ * status other than New also says `status <> 'New'`, which lets it use its partial index. The
+ * count reads the same rows, at most $2 of them ($1 then has no cursor).
  */
-function listAllWorkItemsStatement(query: OperatorWorkItemsQuery): { statement: Statement; values: unknown[] } {
+function listAllWorkItemsStatement(query: OperatorWorkItemsQuery, shape: "page" | "count" = "page"): { statement: Statement; values: unknown[] } {
   const used = ITEM_FILTERS.filter(([field]) => query[field] !== undefined);
   const values: unknown[] = [query.beforeWorkItemId ?? Number.MAX_SAFE_INTEGER, query.limit, ...used.map(([field]) => query[field])];
   const byDeadline = query.deadlineBefore !== undefined;
   if (byDeadline) values.push(query.deadlineBefore);
   const notNew = query.status !== undefined && query.status !== "New";
-  const key = `${used.map(([, column]) => column).join("_")}${notNew ? "_not_new" : ""}${byDeadline ? "_deadline" : ""}`;
+  const key = `${shape === "count" ? "count_" : ""}${used.map(([, column]) => column).join("_")}${notNew ? "_not_new" : ""}${byDeadline ? "_deadline" : ""}`;
   let statement = allItemStatements.get(key);
   if (!statement) {
     const conditions = used.map(([, column], index) => `${column} = $${index + 3}`);
@@ -386,7 +438,10 @@ function listAllWorkItemsStatement(query: OperatorWorkItemsQuery): { statement: 
     conditions.push("work_item_id < $1");
     statement = {
       name: `list_all_work_items${key ? `_${key}` : ""}`,
-      text: `SELECT ${ITEM_COLUMNS} FROM work_items WHERE ${conditions.join(" AND ")} ORDER BY work_item_id DESC LIMIT $2`,
+      text:
+        shape === "page"
+          ? `SELECT ${ITEM_COLUMNS} FROM work_items WHERE ${conditions.join(" AND ")} ORDER BY work_item_id DESC LIMIT $2`
+          : `SELECT COUNT(*) AS items FROM (SELECT company_id FROM work_items WHERE ${conditions.join(" AND ")} LIMIT $2) capped`,
     };
     allItemStatements.set(key, statement);
   }

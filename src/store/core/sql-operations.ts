@@ -5,7 +5,7 @@
  * (overview, items, deliveries, audit) still name company_id, as sql.ts asks; every write to an
  * item is scoped by its company, looked up first.
  */
-import { statement } from "../port.ts";
+import { statement, type Statement } from "../port.ts";
 import { ITEM_COLUMNS } from "./sql.ts";
 
 const OPERATOR_COLUMNS = "operator_id, email, role, created_at, disabled_at";
@@ -133,6 +133,26 @@ export const OPS_SQL = {
      SELECT company_id, COUNT(*) AS submitted FROM filed GROUP BY company_id`,
   ),
 
+  /** Across companies, the overview: New items past their deadline ($1 is now), from the index of New items by deadline (migration 0011). */
+  overviewOverdue: statement(
+    "overview_overdue",
+    `WITH overdue AS MATERIALIZED (SELECT company_id FROM work_items WHERE status = 'New' AND deadline_at < $1)
+     SELECT company_id, COUNT(*) AS overdue FROM overdue GROUP BY company_id`,
+  ),
+  /** Across companies, the overview's activity since $1 (SPEC §16), in all. */
+  activitySince: activityStatement("activity_since", false),
+  /** The same per hour, for the Throughput chart. */
+  hourlyActivity: activityStatement("hourly_activity", true),
+  /**
+   * Across companies, Stop retrying (SPEC §16): a pending delivery fails now. Its lease goes too,
+   * so an attempt under way finds the row no longer its own and records nothing.
+   */
+  stopWebhookDelivery: statement(
+    "stop_webhook_delivery",
+    `UPDATE webhook_outbox SET status = 'Failed', ended_at = $3, lease_owner = NULL, last_error = $4
+      WHERE company_id = $1 AND delivery_id = $2 AND status = 'Pending'`,
+  ),
+
   /** Across companies: an item by its id alone (ids are unique over all companies). */
   findWorkItem: statement("find_work_item", `SELECT ${ITEM_COLUMNS} FROM work_items WHERE work_item_id = $1`),
   itemHistory: statement(
@@ -184,3 +204,28 @@ export const OPS_SQL = {
   /** Across companies: a delivery by its id alone. */
   findDeliveryCompany: statement("find_delivery_company", "SELECT company_id FROM webhook_outbox WHERE delivery_id = $1"),
 } as const;
+
+/**
+ * Across companies: items filed, succeeded and failed, and webhook deliveries given up, since
+ * $1, each from a partial index by its time (filed and failed items: migrations 0011 and 0009;
+ * succeeded items: 0015; ended deliveries: 0007), per company (and per hour, whole hours since
+ * 1970, when `perHour`), added up by the caller: grouped by the distribution column, as every
+ * overview count is, so each shard answers for its own companies.
+ */
+function activityStatement(name: string, perHour: boolean): Statement {
+  const measures = [
+    ["submitted", "submitted_at", "work_items", "submitted_at >= $1"],
+    ["succeeded", "completed_at", "work_items", "status = 'Successful' AND completed_at >= $1"],
+    ["failed", "completed_at", "work_items", "status = 'Failed' AND completed_at >= $1"],
+    ["deliveriesFailed", "ended_at", "webhook_outbox", "status = 'Failed' AND ended_at >= $1"],
+  ] as const;
+  // MATERIALIZED keeps each GROUP BY out of its range scan, as in overview_recent_failures:
+  // given the grouping by company, SQLite walks every row in company order instead.
+  return statement(name, (d) => {
+    const ranges = measures.map(
+      ([measure, at, table, condition]) => `${measure} AS MATERIALIZED (SELECT company_id, ${perHour ? d.epochHour(at) : "0"} AS hour FROM ${table} WHERE ${condition})`,
+    );
+    const counts = measures.map(([measure]) => `SELECT '${measure}' AS measure, hour, company_id, COUNT(*) AS items FROM ${measure} GROUP BY hour, company_id`);
+    return `WITH ${ranges.join(",\n     ")}\n${counts.join("\n UNION ALL ")}`;
+  });
+}

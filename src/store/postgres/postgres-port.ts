@@ -12,7 +12,7 @@ import { migrate } from "./migrate.ts";
 
 export const POSTGRES_FLAGS: StoreFlags = { singleWriter: false, supportsSkipLocked: true };
 
-export const postgresDialect: Dialect = dialectFor(POSTGRES_FLAGS, { byteOrder: ' COLLATE "C"', indexedBy: () => "", jsonText: (column, field) => `(${column} ->> '${field}')` });
+export const postgresDialect: Dialect = dialectFor(POSTGRES_FLAGS, { byteOrder: ' COLLATE "C"', indexedBy: () => "", jsonText: (column, field) => `(${column} ->> '${field}')`, epochHour: (column) => `floor(extract(epoch FROM ${column}) / 3600)::bigint` });
 
 const UNIQUE_VIOLATION = "23505";
 

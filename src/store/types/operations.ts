@@ -25,6 +25,25 @@ export interface CompanyOverview {
   oldestNewAt: string | null;
   failedLast24h: number;
   pendingWebhookDeliveries: number;
+  /** New items whose deadlineAt has passed (SPEC §16). */
+  overdue: number;
+}
+
+/** What happened over a stretch of time, over all companies (SPEC §16). */
+export interface Activity {
+  /** Items filed with the authority (their submittedAt). */
+  submitted: number;
+  /** Items that became Successful (their completedAt), and are still. */
+  succeeded: number;
+  /** Items that became Failed (their completedAt), and are still. */
+  failed: number;
+  /** Webhook deliveries given up or stopped (their end). */
+  deliveriesFailed: number;
+}
+
+/** The activity of one hour: `hour` is the UTC start of the hour. */
+export interface HourlyActivity extends Activity {
+  hour: string;
 }
 
 /**
@@ -65,6 +84,8 @@ export interface OperatorWorkItemsQuery {
   applicationNumber?: string;
   registrationNumber?: string;
   deadlineBefore?: string;
+  /** Only the items of this batch (with companyId, through the company's batch index). */
+  workBatchId?: number;
   /** Keyset: only items with a smaller id (newest first). */
   beforeWorkItemId?: number;
   limit: number;
@@ -89,7 +110,7 @@ export interface AuditEntry {
   reason: string;
 }
 
-export type AuditAction = "workitem.retry" | "workitem.cancel" | "bot.pause" | "bot.resume" | "webhook.redeliver";
+export type AuditAction = "workitem.retry" | "workitem.cancel" | "bot.pause" | "bot.resume" | "webhook.redeliver" | "delivery.stop";
 
 export type OperatorItemOutcome =
   | { kind: "done"; item: OperatorWorkItemView }
@@ -111,6 +132,10 @@ export interface OperationsStore {
   companyOverview(input: { now: string }): Promise<CompanyOverview[]>;
   /** New items past their deadline, and the `limit` next deadlines with the New items due then. */
   deadlineOverview(input: { now: string; limit: number }): Promise<DeadlineOverview>;
+  /** The activity at or after `since`, over all companies. */
+  activitySince(since: string): Promise<Activity>;
+  /** The activity at or after `since` per hour, oldest first; hours without any are left out. */
+  hourlyActivity(since: string): Promise<HourlyActivity[]>;
   /** Items filed with the authority (their submittedAt) at or after `since`, over all companies. */
   countSubmittedSince(since: string): Promise<number>;
   recordBotPass(pass: BotPassSummary): Promise<void>;
@@ -120,6 +145,8 @@ export interface OperationsStore {
   setWorkTypePaused(workType: string, paused: boolean, action: OperatorAction): Promise<void>;
   /** Items across companies (or of one), newest first. */
   listAllWorkItems(query: OperatorWorkItemsQuery): Promise<OperatorWorkItemView[]>;
+  /** How many items match the query's filters (not its cursor), counted up to `cap` at most. */
+  countAllWorkItems(query: Omit<OperatorWorkItemsQuery, "limit" | "beforeWorkItemId">, cap: number): Promise<number>;
   /** The item with every recorded step, oldest first; undefined when unknown. */
   getWorkItemTimeline(workItemId: number): Promise<{ item: OperatorWorkItemView; timeline: TimelineEntry[] } | undefined>;
   /**
@@ -134,6 +161,12 @@ export interface OperationsStore {
   operatorCancelWorkItem(workItemId: number, action: OperatorAction): Promise<OperatorItemOutcome>;
   /** As `redeliverWebhook`, for a delivery of any company, with the audit entry. False when unknown. */
   operatorRedeliverWebhook(deliveryId: number, action: OperatorAction): Promise<boolean>;
+  /**
+   * Gives up a pending delivery of any company now (SPEC §16): Failed, ended at `action.at`, with
+   * the audit entry `delivery.stop`. An attempt under way loses its lease, so its outcome is not
+   * recorded. `notPending` for a delivery that already ended.
+   */
+  operatorStopWebhookDelivery(deliveryId: number, action: OperatorAction): Promise<"stopped" | "notPending" | "notFound">;
   /** Deliveries across companies (or of one), newest first, each with its attempts and company. */
   listAllWebhookDeliveries(query: ListWebhookDeliveriesQuery & { companyId?: number }): Promise<Array<WebhookDeliveryRecord & { companyId: number }>>;
   /** Newest first. */

@@ -16,8 +16,9 @@ import * as redeliverWebhook from "./redeliver-webhook.ts";
 import * as resumeBot from "./resume-bot.ts";
 import * as retryWorkItem from "./retry-work-item.ts";
 import * as retryWorkItems from "./retry-work-items.ts";
+import * as stopWebhookDelivery from "./stop-webhook-delivery.ts";
 
-export const operations = [overview, listWorkItems, getWorkItem, retryWorkItem, retryWorkItems, cancelWorkItem, pauseBot, resumeBot, redeliverWebhook, listAudit];
+export const operations = [overview, listWorkItems, getWorkItem, retryWorkItem, retryWorkItems, cancelWorkItem, pauseBot, resumeBot, redeliverWebhook, stopWebhookDelivery, listAudit];
 
 export { OPERATOR_SECURITY_SCHEME } from "./schemas.ts";
 

@@ -21,7 +21,7 @@ export const AuditEntry = Type.Object(
     at: Type.String({ format: "date-time" }),
     operator: OperatorRef,
     action: Type.Union(
-      ["workitem.retry", "workitem.cancel", "bot.pause", "bot.resume", "webhook.redeliver"].map((action) => Type.Literal(action)),
+      ["workitem.retry", "workitem.cancel", "bot.pause", "bot.resume", "webhook.redeliver", "delivery.stop"].map((action) => Type.Literal(action)),
       { description: "what the operator did" },
     ),
     target: Type.Object(

@@ -3,7 +3,7 @@ import { Type, type TSchema } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../app-context.ts";
 import { WorkBatchCounts } from "../../domain/views.ts";
-import { buildOverview, NEXT_DEADLINES } from "../../operators/overview.ts";
+import { buildOverview, NEXT_DEADLINES, THROUGHPUT_HOURS } from "../../operators/overview.ts";
 import { OPERATOR_TAG, operatorResponses, operatorSecurity } from "./schemas.ts";
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -19,6 +19,7 @@ const CompanyOverview = Type.Object(
     oldestNewAt: Nullable(Timestamp("when the oldest item still New was accepted")),
     failedLast24h: Count("items that failed in the last 24 hours"),
     pendingWebhookDeliveries: Count("webhook deliveries still to deliver"),
+    overdue: Count("New items whose deadlineAt has passed"),
   },
   { title: "OperatorCompanyOverview" },
 );
@@ -52,10 +53,26 @@ const Deadlines = Type.Object(
   { title: "OperatorDeadlines", description: "the items still to be filed, by deadline, over all companies" },
 );
 
+const ThroughputHour = Type.Object(
+  {
+    hour: Timestamp("the UTC start of the hour"),
+    submitted: Count("items filed with the authority in the hour (their authority.submittedAt)"),
+    succeeded: Count("items that became Successful in the hour (their completedAt)"),
+    failed: Count("items that became Failed in the hour and were not retried since"),
+    deliveriesFailed: Count("webhook deliveries given up or stopped in the hour"),
+  },
+  { title: "OperatorThroughputHour" },
+);
+
 export const OperatorOverview = Type.Object(
   {
     companies: Type.Array(CompanyOverview),
     deadlines: Deadlines,
+    throughput: Type.Array(ThroughputHour, {
+      minItems: THROUGHPUT_HOURS,
+      maxItems: THROUGHPUT_HOURS,
+      description: `the last ${THROUGHPUT_HOURS} hours, oldest first, the last one the hour now is in`,
+    }),
     bot: Type.Object({
       submittedLastHour: Count("items filed with the authority in the last hour (their authority.submittedAt)"),
       lastPass: Nullable(BotPassSummary),
@@ -78,6 +95,7 @@ export const OperatorOverview = Type.Object(
             oldestNewAt: "2026-11-23T09:58:00.000Z",
             failedLast24h: 1,
             pendingWebhookDeliveries: 0,
+            overdue: 0,
           },
         ],
         deadlines: {
@@ -87,6 +105,13 @@ export const OperatorOverview = Type.Object(
             { deadlineAt: "2026-11-24T11:00:00.000Z", unsubmitted: 1, companies: 1 },
           ],
         },
+        throughput: Array.from({ length: THROUGHPUT_HOURS }, (_, index) => ({
+          hour: new Date(Date.UTC(2026, 10, 22, 11 + index)).toISOString(),
+          submitted: index === THROUGHPUT_HOURS - 1 ? 58 : 0,
+          succeeded: index === THROUGHPUT_HOURS - 1 ? 57 : 0,
+          failed: index === THROUGHPUT_HOURS - 1 ? 1 : 0,
+          deliveriesFailed: 0,
+        })),
         bot: {
           submittedLastHour: 58,
           lastPass: { startedAt: "2026-11-23T10:00:00.012Z", finishedAt: "2026-11-23T10:00:01.904Z", submitted: 5, succeeded: 4, failed: 1, retried: 0 },
@@ -102,7 +127,7 @@ export const OperatorOverview = Type.Object(
 export function register(app: FastifyInstance, ctx: AppContext): void {
   app.get("/api/Operator/Overview", {
     schema: {
-      summary: "Every company with its item counts, the New items by deadline, and the bot: its last hour, last pass, next pass, paused work types, breaker",
+      summary: "Every company with its item counts, the New items by deadline, the throughput of the last 24 hours, and the bot: its last hour, last pass, next pass, paused work types, breaker",
       operationId: "OperatorOverview",
       tags: [OPERATOR_TAG],
       security: operatorSecurity,

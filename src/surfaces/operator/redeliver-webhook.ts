@@ -11,7 +11,7 @@ import { WebhookDeliveryView } from "../../webhooks/delivery-schema.ts";
 import { PositiveId } from "../shared/ids.ts";
 import { OPERATOR_TAG, operatorResponses, operatorSecurity, ReasonBody } from "./schemas.ts";
 
-const DeliveryParams = Type.Object({ deliveryId: PositiveId("the delivery id (of any company)") });
+export const DeliveryParams = Type.Object({ deliveryId: PositiveId("the delivery id (of any company)") });
 
 export const OperatorWebhookDelivery = Type.Composite([WebhookDeliveryView, Type.Object({ companyId: PositiveId("the company the delivery belongs to") })], {
   title: "OperatorWebhookDelivery",
@@ -19,7 +19,7 @@ export const OperatorWebhookDelivery = Type.Composite([WebhookDeliveryView, Type
   examples: (WebhookDeliveryView.examples as Array<Record<string, unknown>>).map((delivery) => ({ ...delivery, companyId: 42, status: "pending" })),
 });
 
-const deliveryNotFound = (deliveryId: number) => new ApiError("NOT_FOUND", `Webhook delivery ${deliveryId} does not exist.`);
+export const deliveryNotFound = (deliveryId: number) => new ApiError("NOT_FOUND", `Webhook delivery ${deliveryId} does not exist.`);
 
 export function register(app: FastifyInstance, ctx: AppContext): void {
   app.post<{ Params: Static<typeof DeliveryParams>; Body: ReasonBody }>("/api/Operator/Webhooks/Deliveries/:deliveryId/Redeliver", {

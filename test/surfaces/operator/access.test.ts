@@ -55,8 +55,8 @@ for (const backend of await availableBackends()) {
         ...(operation.jsonBody ? { payload: JSON.stringify(exampleBody(operation)) } : {}),
       });
 
-    test("the published operator routes are the ten of SPEC §12.2, none behind the integrator guard", () => {
-      assert.equal(operatorRoutes.length, 10, operatorRoutes.map(describeOperation).join(", "));
+    test("the published operator routes are the ten of SPEC §12.2 and Stop of §16, none behind the integrator guard", () => {
+      assert.equal(operatorRoutes.length, 11, operatorRoutes.map(describeOperation).join(", "));
       assert.ok(operatorRoutes.every((operation) => operation.path.startsWith("/api/Operator/") && !operation.protected));
     });
 
