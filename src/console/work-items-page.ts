@@ -7,6 +7,7 @@ import type { OperatorWorkItemsQuery, OperatorWorkItemView } from "../store/stor
 import { html, queryString, type Html } from "./html.ts";
 import { nextPageLink, page, statusBadge, time } from "./layout.ts";
 import { positiveInteger, queryFields } from "./params.ts";
+import { isIsoDateTime } from "../http/validation.ts";
 import { viewerOf } from "./security.ts";
 
 const PAGE_SIZE = 50;
@@ -35,7 +36,7 @@ function parseFilters(form: FilterForm): OperatorWorkItemsQuery {
     }
   }
   if (form.deadlineBefore) {
-    if (!DATE.test(form.deadlineBefore) || Number.isNaN(Date.parse(form.deadlineBefore))) throw new ApiError("VALIDATION_FAILED", "Deadline before must be a date, e.g. 2026-12-01.");
+    if (!DATE.test(form.deadlineBefore) || !isIsoDateTime(`${form.deadlineBefore}T00:00:00Z`)) throw new ApiError("VALIDATION_FAILED", "Deadline before must be a date, e.g. 2026-12-01.");
     query.deadlineBefore = new Date(`${form.deadlineBefore}T00:00:00Z`).toISOString();
   }
   if (form.cursor) {
