@@ -91,7 +91,7 @@ export function registerOverviewPage(app: FastifyInstance, ctx: AppContext): voi
     const viewer = viewerOf(request, reply);
     const now = new Date();
     const overview = await buildOverview(ctx.store, ctx.config, now);
-    return reply.type("text/html; charset=utf-8").header("cache-control", "no-store").send(liveOverview(overview, viewer, now).markup);
+    return reply.type("text/html; charset=utf-8").send(liveOverview(overview, viewer, now).markup);
   });
 
   for (const [path, paused] of [["/bot/pause", true], ["/bot/resume", false]] as const) {
