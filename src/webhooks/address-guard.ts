@@ -102,6 +102,9 @@ export type Lookup = (hostname: string) => Promise<ResolvedAddress[]>;
 export const systemLookup: Lookup = async (hostname) =>
   (await dnsLookup(hostname, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
 
+/** How long a webhook host's lookup may take before the guard gives up. */
+export const DNS_LOOKUP_TIMEOUT_MS = 3000;
+
 export interface GuardOptions {
   allowPrivateNetworks: boolean;
   /** Give up resolving after this long. */
@@ -126,7 +129,7 @@ export async function checkWebhookTarget(url: string, options: GuardOptions): Pr
     addresses = [{ address: hostname, family: isIP(hostname) === 6 ? 6 : 4 }];
   } else {
     try {
-      addresses = await withTimeout((options.lookup ?? systemLookup)(hostname), options.timeoutMs ?? 3000);
+      addresses = await withTimeout((options.lookup ?? systemLookup)(hostname), options.timeoutMs ?? DNS_LOOKUP_TIMEOUT_MS);
     } catch (error) {
       return { kind: "unresolved", reason: `host ${hostname} does not resolve (${(error as { code?: string }).code ?? String(error)})` };
     }

@@ -173,21 +173,38 @@ export const SQL = {
      VALUES ($1, $2, $3, $4, $5, 'Pending', $6, $6)`,
   ),
   /** Across companies, the dispatcher's sweep step 1: companies with due deliveries, the longest waiting first. */
+  /**
+   * Companies with deliveries due at $1 and fewer than $3 in flight (claimed, lease not over),
+   * those with the fewest in flight first, then the longest waiting: companies take turns, and
+   * one whose receiver hangs cannot keep the others out. Both branches walk the Pending index.
+   */
   companiesWithDueDeliveries: statement(
     "companies_with_due_deliveries",
-    `SELECT company_id FROM webhook_outbox WHERE status = 'Pending' AND next_attempt_at <= $1
-      GROUP BY company_id ORDER BY MIN(next_attempt_at), company_id LIMIT $2`,
+    `SELECT company_id FROM (
+         SELECT company_id, next_attempt_at AS due_at, 0 AS in_flight FROM webhook_outbox
+          WHERE status = 'Pending' AND next_attempt_at <= $1
+         UNION ALL
+         SELECT company_id, NULL, 1 FROM webhook_outbox
+          WHERE status = 'Pending' AND next_attempt_at > $1 AND lease_owner IS NOT NULL) pending
+      GROUP BY company_id
+     HAVING MIN(due_at) IS NOT NULL AND SUM(in_flight) < $3
+      ORDER BY SUM(in_flight), MIN(due_at), company_id LIMIT $2`,
   ),
   /**
-   * The company's due deliveries, oldest first: the claim pushes next_attempt_at to the lease's
-   * end, so a dispatcher that dies leaves them due again later.
+   * The company's due deliveries, oldest first, as many as $5 and as its cap of $6 in flight
+   * leaves room for: the claim pushes next_attempt_at to the lease's end, so a dispatcher that
+   * dies leaves them due again later. (A LIMIT below 0 means none in neither store's sense: SQLite
+   * reads it as no limit, so it is clamped.)
    */
   claimWebhookDeliveries: statement(
     "claim_webhook_deliveries",
     (d) => `WITH due AS (
        SELECT event_id FROM webhook_outbox
         WHERE company_id = $1 AND status = 'Pending' AND next_attempt_at <= $3
-        ORDER BY next_attempt_at LIMIT $5${d.forUpdateSkipLocked})
+        ORDER BY next_attempt_at
+        LIMIT (SELECT CASE WHEN COUNT(*) >= $6 THEN 0 WHEN $6 - COUNT(*) < $5 THEN $6 - COUNT(*) ELSE $5 END
+                 FROM webhook_outbox
+                WHERE company_id = $1 AND status = 'Pending' AND next_attempt_at > $3 AND lease_owner IS NOT NULL)${d.forUpdateSkipLocked})
      UPDATE webhook_outbox SET lease_owner = $2, next_attempt_at = $4
       WHERE company_id = $1 AND event_id IN (SELECT event_id FROM due)
       RETURNING ${OUTBOX_COLUMNS}`,
