@@ -140,15 +140,23 @@ for (const backend of await availableBackends()) {
         },
       ));
 
-    test("the connection goes to the address the guard checked, whatever the host name", () =>
-      withWebhooks(backend, {}, () => 200, async ({ receiver, complete, dispatcher }) => {
-        const port = new URL(receiver.url).port;
-        // .invalid never resolves in real DNS; only the pinned lookup can reach the receiver.
-        await complete(validWorkItem(), `http://pinned.invalid:${port}/hooks`);
-        const summary = await dispatcher({ lookup: async () => [{ address: "127.0.0.1", family: 4 }] }).deliverDue();
-        assert.equal(summary.delivered, 1, JSON.stringify(summary));
-        assert.equal(receiver.requests[0]?.headers.host, `pinned.invalid:${port}`);
-      }));
+    test("the connection goes to the address the guard checked, whatever the host name", () => {
+      // .invalid never resolves in real DNS; only the lookups given to intake and the dispatcher know it.
+      const pinned = async () => [{ address: "127.0.0.1", family: 4 as const }];
+      return withWebhooks(
+        backend,
+        {},
+        () => 200,
+        async ({ receiver, complete, dispatcher }) => {
+          const port = new URL(receiver.url).port;
+          await complete(validWorkItem(), `http://pinned.invalid:${port}/hooks`);
+          const summary = await dispatcher({ lookup: pinned }).deliverDue();
+          assert.equal(summary.delivered, 1, JSON.stringify(summary));
+          assert.equal(receiver.requests[0]?.headers.host, `pinned.invalid:${port}`);
+        },
+        { webhookLookup: pinned },
+      );
+    });
 
     test("start() polls and wake() delivers right away; stop() ends it", () =>
       withWebhooks(backend, { WEBHOOK_POLL_INTERVAL_MS: "60000" }, () => 200, async ({ receiver, complete, dispatcher }) => {
