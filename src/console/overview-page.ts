@@ -40,7 +40,7 @@ function companiesTable(overview: Overview): Html {
 }
 
 function botBlock(overview: Overview, viewer: Viewer): Html {
-  const { submittedLastHour, lastPass, nextPassAt, pausedWorkTypes, breaker } = overview.bot;
+  const { submittedLastHour, lastPass, nextPassAt, pausedWorkTypes, breaker, breakerReason } = overview.bot;
   const canAct = mayAct(viewer.operator.role);
   const paused = pausedWorkTypes.map(
     (workType, index) => html`<li>${workType}${canAct
@@ -54,7 +54,9 @@ ${reasonField(`resume-reason-${index}`)} <button type="submit">Resume ${workType
     ? html`${time(lastPass.startedAt)} to ${time(lastPass.finishedAt)}: ${lastPass.submitted} submitted, ${lastPass.succeeded} succeeded, ${lastPass.failed} failed, ${lastPass.retried} retried`
     : "none yet"}</dd>
 <dt>Next pass</dt><dd>${time(nextPassAt)}</dd>
-<dt>Authority circuit breaker</dt><dd>${breaker === "halfOpen" ? "half open (probing)" : breaker}</dd>
+<dt>Authority circuit breaker</dt><dd>${breaker === "halfOpen" ? "half open (probing)" : breaker}${breakerReason
+    ? html`<p class="problem">Filing is stopped: ${breakerReason}. No attempt is spent meanwhile; put it right and filing resumes at the next probe.</p>`
+    : ""}</dd>
 <dt>Paused work types</dt><dd>${pausedWorkTypes.length === 0 ? "none" : html`<ul class="plain">${paused}</ul>`}</dd>
 </dl>
 ${canAct

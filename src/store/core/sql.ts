@@ -271,11 +271,11 @@ export const SQL = {
        SELECT position FROM events WHERE company_id = $1 AND created_at <= $2 ORDER BY created_at LIMIT $3)`,
   ),
   /** Not tenant data: the circuit breaker in front of one authority, shared by every process. */
-  getAuthorityBreaker: statement("get_authority_breaker", "SELECT state, until FROM authority_breakers WHERE authority = $1"),
+  getAuthorityBreaker: statement("get_authority_breaker", "SELECT state, until, reason FROM authority_breakers WHERE authority = $1"),
   openAuthorityBreaker: statement(
     "open_authority_breaker",
-    `INSERT INTO authority_breakers (authority, state, until, probe_owner, updated_at) VALUES ($1, 'open', $2, NULL, $3)
-     ON CONFLICT (authority) DO UPDATE SET state = 'open', until = excluded.until, probe_owner = NULL, updated_at = excluded.updated_at`,
+    `INSERT INTO authority_breakers (authority, state, until, probe_owner, updated_at, reason) VALUES ($1, 'open', $2, NULL, $3, $4)
+     ON CONFLICT (authority) DO UPDATE SET state = 'open', until = excluded.until, probe_owner = NULL, updated_at = excluded.updated_at, reason = excluded.reason`,
   ),
   claimAuthorityBreakerProbe: statement(
     "claim_authority_breaker_probe",
@@ -284,7 +284,7 @@ export const SQL = {
   ),
   closeAuthorityBreaker: statement(
     "close_authority_breaker",
-    "UPDATE authority_breakers SET state = 'closed', until = NULL, probe_owner = NULL, updated_at = $2 WHERE authority = $1 AND state <> 'closed'",
+    "UPDATE authority_breakers SET state = 'closed', until = NULL, probe_owner = NULL, reason = NULL, updated_at = $2 WHERE authority = $1 AND state <> 'closed'",
   ),
 
   /** Across companies, for the operator's backlog gauge: deliveries still to make, per company. */
