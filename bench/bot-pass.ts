@@ -152,12 +152,8 @@ async function claimOutbox(store: Store, config: Config): Promise<{ rows: number
   for (;;) {
     const now = new Date().toISOString();
     const leaseExpiresAt = new Date(Date.parse(now) + config.webhookLeaseSeconds * 1000).toISOString();
-    let claimed = 0;
-    for (const companyId of await store.companiesWithDueDeliveries({ now, limit })) {
-      if (claimed >= limit) break;
-      claimed += (await store.claimWebhookDeliveries({ companyId, owner, now, leaseExpiresAt, limit: limit - claimed })).length;
-      claims += 1;
-    }
+    const claimed = (await store.claimDueWebhookDeliveries({ owner, now, leaseExpiresAt, limit, maxInFlight: config.webhookCompanyMaxInFlight })).length;
+    claims += 1;
     rows += claimed;
     if (claimed < limit) return { rows, claims };
   }

@@ -7,6 +7,7 @@ import type { Metrics } from "./metrics.ts";
 import type { OperatorAuth } from "./operators/operator-auth.ts";
 import type { RateLimits } from "./rate-limit/index.ts";
 import type { Store } from "./store/store.ts";
+import type { Lookup } from "./webhooks/address-guard.ts";
 
 export interface AppContext {
   config: Config;
@@ -27,4 +28,6 @@ export interface AppContext {
   bearerGuard: onRequestHookHandler;
   /** Operator tokens and console sessions (SPEC §12.1), looked up in the store by every process. */
   operatorAuth: OperatorAuth;
+  /** How intake resolves webhook hosts; the system resolver when unset (tests give a slow one). */
+  webhookLookup?: Lookup;
 }

@@ -13,6 +13,7 @@ import { KeyStatusCache } from "./auth/key-status.ts";
 import { TokenService } from "./auth/tokens.ts";
 import type { Config } from "./config.ts";
 import { installErrorHandling } from "./errors.ts";
+import { refuseNulInQuery } from "./http/query-text.ts";
 import { installJsonParser } from "./http/json-body.ts";
 import { refuseWhileClosing, serverOptions } from "./http/server-options.ts";
 import { lazyChildLoggerFactory } from "./http/request-logger.ts";
@@ -36,12 +37,15 @@ import { registerOps } from "./surfaces/ops/index.ts";
 import { registerVlmMad } from "./surfaces/vlm-mad/ping.ts";
 import { registerWebhooks } from "./surfaces/webhooks/index.ts";
 import { webhooksSection } from "./webhooks/event-schema.ts";
+import type { Lookup } from "./webhooks/address-guard.ts";
 
 export interface AppDeps {
   store: Store;
   logger?: FastifyBaseLogger;
   /** Shared with the bot and dispatcher of the same process; a fresh registry when omitted. */
   metrics?: Metrics;
+  /** How intake resolves webhook hosts; the system resolver when omitted. */
+  webhookLookup?: Lookup;
 }
 
 export async function createAppContext(
@@ -75,6 +79,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const logger = deps.logger ?? createLogger(config);
   const ctx = await createAppContext(config, deps.store, logger, deps.metrics);
+  if (deps.webhookLookup) ctx.webhookLookup = deps.webhookLookup;
   const app = Fastify({
     ...serverOptions(config),
     loggerInstance: logger,
@@ -98,6 +103,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   installRequestObservation(app, ctx.metrics);
   app.removeContentTypeParser(["text/plain"]);
   installJsonParser(app);
+  refuseNulInQuery(app);
 
   const routePatterns: Array<{ method: string; pattern: RegExp }> = [];
   app.addHook("onRoute", (route) => {

@@ -71,6 +71,9 @@ export const EnvSchema = Type.Object({
   WEBHOOK_RETRY_WINDOW_SECONDS: Int(1, 604_800, 86_400, "how long after the event a webhook is retried before it is given up"),
   WEBHOOK_POLL_INTERVAL_MS: Int(10, 3_600_000, 1000, "how often the dispatcher looks for due deliveries"),
   WEBHOOK_CONCURRENCY: Int(1, 256, 8, "webhook deliveries a worker makes at once"),
+  WEBHOOK_COMPANY_MAX_IN_FLIGHT: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 1024, description: "webhook deliveries one company may have in flight across all workers; default WEBHOOK_CONCURRENCY - 1, so a hanging receiver always leaves another company a slot" }),
+  ),
   WEBHOOK_LEASE_SECONDS: Int(1, 86_400, 60, "how long a dispatcher holds a claimed delivery before another may take it"),
   EVENT_RETENTION_DAYS: Int(1, 3650, 30, "days an event stays in the event feed (GET /api/Events) before the worker's sweep deletes it"),
   WEBHOOK_SECRET_OVERLAP_SECONDS: Int(0, 2_592_000, 86_400, "after `webhooks secret --rotate`, how long deliveries are signed with the previous secret too"),
@@ -146,6 +149,7 @@ export interface Config {
   webhookRetryWindowSeconds: number;
   webhookPollIntervalMs: number;
   webhookConcurrency: number;
+  webhookCompanyMaxInFlight: number;
   webhookLeaseSeconds: number;
   /** How long the event feed keeps an event (SPEC §13). */
   eventRetentionDays: number;
@@ -262,6 +266,7 @@ export function loadConfig(source: EnvSource = process.env, overrides: Partial<E
     webhookRetryWindowSeconds: env.WEBHOOK_RETRY_WINDOW_SECONDS,
     webhookPollIntervalMs: env.WEBHOOK_POLL_INTERVAL_MS,
     webhookConcurrency: env.WEBHOOK_CONCURRENCY,
+    webhookCompanyMaxInFlight: env.WEBHOOK_COMPANY_MAX_IN_FLIGHT ?? Math.max(1, env.WEBHOOK_CONCURRENCY - 1),
     webhookLeaseSeconds: env.WEBHOOK_LEASE_SECONDS,
     eventRetentionDays: env.EVENT_RETENTION_DAYS,
     webhookSecretOverlapSeconds: env.WEBHOOK_SECRET_OVERLAP_SECONDS,

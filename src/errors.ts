@@ -23,6 +23,7 @@ export const errorCatalogue = {
   HEADERS_TOO_LARGE: { status: 431, title: "Request Header Fields Too Large" },
   INTERNAL: { status: 500, title: "Internal Server Error" },
   STORE_UNAVAILABLE: { status: 503, title: "Service Unavailable" },
+  LOOKUP_UNAVAILABLE: { status: 503, title: "Service Unavailable" },
   SHUTTING_DOWN: { status: 503, title: "Service Unavailable" },
 } as const satisfies Record<string, { status: number; title: string }>;
 

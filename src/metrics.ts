@@ -22,6 +22,8 @@ export type BacklogSource = () => number | Promise<number>;
 export const BREAKER_STATES = ["closed", "open", "halfOpen"] as const;
 /** The authority circuit breaker's state as this process sees it; read on every scrape. */
 export type BreakerStateSource = () => (typeof BREAKER_STATES)[number];
+/** Why the breaker is open when the authority refused our calls themselves; null otherwise. */
+export type BreakerReasonSource = () => string | null;
 
 export interface MetricsOptions {
   /** Also collect process_* and nodejs_* metrics (the server does; test apps need not). */
@@ -41,6 +43,7 @@ export interface Metrics {
   readonly webhookDeliveries: Counter<"outcome">;
   readonly outboxBacklog: Gauge;
   readonly authorityBreakerState: Gauge<"state">;
+  readonly authorityRefusing: Gauge;
   /** Labels: timing (on_time, late; items without a deadline are not counted). */
   readonly submitsByDeadline: Counter<"timing">;
   readonly submitSlack: Histogram;
@@ -52,7 +55,7 @@ export interface Metrics {
   /** Where the outbox backlog gauge reads from; the outbox lives with the webhook dispatcher. */
   setOutboxBacklogSource(source: BacklogSource | undefined): void;
   /** Where the breaker gauge reads from; the breaker lives with the bot. */
-  setBreakerStateSource(source: BreakerStateSource | undefined): void;
+  setBreakerStateSource(source: BreakerStateSource | undefined, reason?: BreakerReasonSource): void;
   /** The exposition text and its content type, for GET /metrics. */
   render(): Promise<{ contentType: string; body: string }>;
 }
@@ -62,6 +65,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   if (options.defaultMetrics) collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
   let backlogSource = options.outboxBacklog;
   let breakerSource: BreakerStateSource | undefined;
+  let breakerReasonSource: BreakerReasonSource | undefined;
 
   const httpRequestDuration = new RequestDurationHistogram(
     `${METRIC_PREFIX}http_request_duration_seconds`,
@@ -123,6 +127,16 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
   });
 
+  const authorityRefusing = new Gauge({
+    name: `${METRIC_PREFIX}authority_refusing_calls`,
+    help: "1 while filing is stopped because the authority refused our calls themselves (401, 403, 404, 405 at submit: check AUTHORITY_URL and the credentials), else 0",
+    registers: [registry],
+    collect() {
+      if (!breakerReasonSource) return;
+      this.set(breakerReasonSource() === null ? 0 : 1);
+    },
+  });
+
   const submitsByDeadline = new Counter({
     name: `${METRIC_PREFIX}bot_submits_total`,
     help: "Items filed with the authority, by timing against their deadline (on_time, late)",
@@ -147,6 +161,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     webhookDeliveries,
     outboxBacklog,
     authorityBreakerState,
+    authorityRefusing,
     submitsByDeadline,
     submitSlack,
     recordBotRun: (outcome) => botRuns.inc({ outcome }),
@@ -161,8 +176,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     setOutboxBacklogSource: (source) => {
       backlogSource = source;
     },
-    setBreakerStateSource: (source) => {
+    setBreakerStateSource: (source, reason) => {
       breakerSource = source;
+      breakerReasonSource = reason;
     },
     render: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
   };

@@ -61,7 +61,10 @@ async function main(): Promise<void> {
       botEvents: botMetricsEvents(metrics),
       webhookEvents: webhookMetricsEvents(metrics),
     });
-    metrics.setBreakerStateSource(() => worker.gate.breakerState());
+    metrics.setBreakerStateSource(
+      () => worker.gate.breakerState(),
+      () => worker.gate.breakerReason(),
+    );
     // stop() finishes the item in hand or releases the batch lease, and leaves the outbox consistent.
     shutdown.onDrain("worker", () => worker.stop());
     if (config.role === "worker") {

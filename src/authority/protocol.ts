@@ -76,6 +76,22 @@ export class AuthorityProtocolError extends Error implements RetryableError {
 }
 
 /**
+ * The Authority refused our call itself: 401, 403, 404 or 405 (a wrong AUTHORITY_URL, or revoked
+ * credentials after a deploy). Our fault, not the document's: the gate stops filing as an open
+ * breaker does, spending no attempt, until operators put it right.
+ */
+export class AuthorityMisconfiguredError extends Error implements RetryableError {
+  override name = "AuthorityMisconfiguredError";
+  readonly retryable = true;
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
+}
+
+/** The answers to a call that say the call itself is wrong, not the document. */
+export const MISCONFIGURED_STATUSES = new Set([401, 403, 404, 405]);
+
+/**
  * Submit: `POST {AUTHORITY_URL}/v1/registrations` with header `Idempotency-Key` and a
  * `RegistrationRequest` body → 202 (or 200 on a replay) `ApplicationAccepted`, or 422
  * `RegistrationRejected` when the body fails the syntax check.

@@ -10,7 +10,7 @@
  * and written only when it changes.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import type { AuthorityAdapter } from "../authority/protocol.ts";
+import { AuthorityMisconfiguredError, type AuthorityAdapter } from "../authority/protocol.ts";
 import type { Config } from "../config.ts";
 import { isRetryable } from "../lib/backoff.ts";
 import { signal, Wakeup } from "../lib/concurrency.ts";
@@ -37,6 +37,8 @@ export interface AuthorityGate {
   mayCall(): Promise<boolean>;
   /** The breaker's state as this process last saw it (the metric). */
   breakerState(): BreakerView["state"];
+  /** Why the breaker is open, when the authority refused our calls themselves (the metric); null otherwise. */
+  breakerReason(): string | null;
 }
 
 /** How stale this process's view of the shared breaker may be for `mayCall`. */
@@ -79,12 +81,12 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
     return breaker;
   }
 
-  async function change(to: "open" | "close"): Promise<void> {
+  async function change(to: "open" | "close", reason: string | null = null): Promise<void> {
     const now = clock();
     if (to === "open") {
       const until = new Date(now.getTime() + config.authorityBreakerSeconds * 1000).toISOString();
-      await store.openAuthorityBreaker(authority, { until, now: now.toISOString() });
-      breaker = { state: "open", until };
+      await store.openAuthorityBreaker(authority, { until, now: now.toISOString(), reason });
+      breaker = { state: "open", until, reason };
     } else {
       await store.closeAuthorityBreaker(authority, now.toISOString());
       breaker = { state: "closed", until: null };
@@ -116,7 +118,7 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
       settleProbe();
       return false;
     }
-    breaker = { state: "halfOpen", until };
+    breaker = { state: "halfOpen", until, reason: breaker.reason ?? null };
     return true;
   }
 
@@ -177,11 +179,18 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
           // It waited: the breaker may have opened meanwhile, and then this call does not go.
           if (!probe && (await current(true)).state !== "closed") return BREAKER_OPEN;
         }
-        const answer = await work(adapter).catch(async (error: unknown) => {
+        const answer = await work(adapter).catch(async (error: unknown): Promise<typeof BREAKER_OPEN> => {
+          // The authority refused the call itself (401/403/404/405): our fault, not the document's.
+          // Filing stops as for an open breaker, with the reason for operators; no attempt is spent.
+          if (error instanceof AuthorityMisconfiguredError) {
+            failuresInARow = 0;
+            await change("open", error.message);
+            return BREAKER_OPEN;
+          }
           await afterAnswer(isRetryable(error) ? "transient" : "answered", probe);
           throw error;
         });
-        await afterAnswer("answered", probe);
+        if (answer !== BREAKER_OPEN) await afterAnswer("answered", probe);
         return answer;
       } finally {
         settle();
@@ -199,6 +208,7 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
     },
 
     breakerState: () => breaker.state,
+    breakerReason: () => (breaker.state === "closed" ? null : (breaker.reason ?? null)),
   };
 
   async function afterAnswer(result: "answered" | "transient", probe: boolean): Promise<void> {

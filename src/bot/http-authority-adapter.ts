@@ -9,9 +9,11 @@
  */
 import { Agent, request } from "undici";
 import {
+  AuthorityMisconfiguredError,
   AuthorityProtocolError,
   AuthorityUnavailableError,
   CHANGES_SUFFIX,
+  MISCONFIGURED_STATUSES,
   IDEMPOTENCY_KEY_HEADER,
   REGISTRATIONS_PATH,
   WITHDRAWAL_SUFFIX,
@@ -74,12 +76,14 @@ export function createHttpAuthorityAdapter(options: HttpAuthorityOptions): Autho
         throw new AuthorityUnavailableError(`the Authority answered ${status} without an application number`);
       }
       if (status === 422) return rejected(body);
+      if (MISCONFIGURED_STATUSES.has(status)) throw misconfigured(status, body, "submit");
       throw refused(status, body);
     },
 
     async status(applicationNumber: string): Promise<StatusAnswer> {
       const { status, body } = await call(`${url}/${encodeURIComponent(applicationNumber)}`, { method: "GET" });
       if (status === 404) return { kind: "unknown" };
+      if (MISCONFIGURED_STATUSES.has(status)) throw misconfigured(status, body, "status");
       if (status !== 200) throw refused(status, body);
       const answer = body as Partial<ApplicationStatus> | undefined;
       switch (answer?.status) {
@@ -114,7 +118,9 @@ export function createHttpAuthorityAdapter(options: HttpAuthorityOptions): Autho
     });
     if (status === 200 || status === 201 || status === 202) return { kind: "accepted" };
     if (status === 422) return rejected(body);
+    // A 404 names the application, as for status; the other refusals are ours to put right.
     if (status === 404) return { kind: "rejected", message: "The Authority does not know the application.", reasons: [] };
+    if (MISCONFIGURED_STATUSES.has(status)) throw misconfigured(status, body, "amend");
     throw refused(status, body);
   }
 }
@@ -126,6 +132,13 @@ function rejected(body: Body): { kind: "rejected"; message: string; reasons: Fie
     reasons: Array.isArray(body?.reasons) ? body.reasons.filter(isFieldReason) : [],
   };
 }
+
+/** 401/403/404/405: the call cannot be right however often it is made (AUTHORITY_URL or the credentials). */
+const misconfigured = (status: number, body: Body, call: "submit" | "status" | "amend") =>
+  new AuthorityMisconfiguredError(
+    status,
+    `the Authority answered ${status} at ${call}${typeof body?.message === "string" ? `: ${body.message.slice(0, 200)}` : ""}; check AUTHORITY_URL and the Authority credentials`,
+  );
 
 /** Any other 4xx: the Authority refuses the call itself, and will again. */
 const refused = (status: number, body: Body) =>

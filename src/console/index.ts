@@ -5,6 +5,7 @@
 import type { FastifyError, FastifyInstance } from "fastify";
 import type { AppContext } from "../app-context.ts";
 import { ApiError, toApiError } from "../errors.ts";
+import { answerNoStore } from "../http/no-store.ts";
 import { registerAssets, registerFavicon } from "./assets.ts";
 import { registerAuditPage } from "./audit-page.ts";
 import { registerDeliveriesPage } from "./deliveries-page.ts";
@@ -33,6 +34,7 @@ export async function registerConsole(app: FastifyInstance, ctx: AppContext): Pr
       console.addHook("onRoute", (route) => {
         route.schema = { ...route.schema, hide: true };
       });
+      answerNoStore(console);
       await installConsoleSecurity(console, ctx);
 
       console.setErrorHandler(async (error, request, reply) => {

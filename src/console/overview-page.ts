@@ -51,7 +51,7 @@ const activityText = (activity: Activity) =>
   `${count(activity.submitted)} submitted, ${count(activity.succeeded)} succeeded, ${count(activity.failed)} failed`;
 
 function botBlock(overview: Overview, recent: RecentActivity, viewer: Viewer): Html {
-  const { lastPass, nextPassAt, pausedWorkTypes, breaker } = overview.bot;
+  const { lastPass, nextPassAt, pausedWorkTypes, breaker, breakerReason } = overview.bot;
   const canAct = mayAct(viewer.operator.role);
   const paused = pausedWorkTypes.map(
     (workType, index) => html`<li>${workType}${canAct
@@ -66,7 +66,9 @@ ${reasonField(`resume-reason-${index}`)} <button type="submit">Resume ${workType
     ? html`${time(lastPass.startedAt, viewer.timeZone)} to ${time(lastPass.finishedAt, viewer.timeZone)}: ${count(lastPass.submitted)} submitted, ${count(lastPass.succeeded)} succeeded, ${count(lastPass.failed)} failed, ${count(lastPass.retried)} retried`
     : "none yet"}</dd>
 <dt>Next pass</dt><dd>${time(nextPassAt, viewer.timeZone)}</dd>
-<dt>Authority circuit breaker</dt><dd>${breaker === "halfOpen" ? "half open (probing)" : breaker}</dd>
+<dt>Authority circuit breaker</dt><dd>${breaker === "halfOpen" ? "half open (probing)" : breaker}${breakerReason
+    ? html`<p class="problem">Filing is stopped: ${breakerReason}. No attempt is spent meanwhile; put it right and filing resumes at the next probe.</p>`
+    : ""}</dd>
 <dt>Paused work types</dt><dd>${pausedWorkTypes.length === 0 ? "none" : html`<ul class="plain">${paused}</ul>`}</dd>
 </dl>
 ${canAct
@@ -108,7 +110,7 @@ export function registerOverviewPage(app: FastifyInstance, ctx: AppContext): voi
 
   app.get("/overview/live", async (request, reply) => {
     const viewer = viewerOf(request, reply);
-    return reply.type("text/html; charset=utf-8").header("cache-control", "no-store").send((await overviewNow(ctx, viewer)).markup);
+    return reply.type("text/html; charset=utf-8").send((await overviewNow(ctx, viewer)).markup);
   });
 
   for (const [path, paused] of [["/bot/pause", true], ["/bot/resume", false]] as const) {

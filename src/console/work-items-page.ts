@@ -11,6 +11,7 @@ import { html, queryString, type Html } from "./html.ts";
 import { deadlineBadge } from "./deadline-mark.ts";
 import { count, nextPageLink, page, statusBadge, time, type Viewer } from "./layout.ts";
 import { positiveInteger, queryFields } from "./params.ts";
+import { isIsoDateTime } from "../http/validation.ts";
 import { viewerOf } from "./security.ts";
 
 const PAGE_SIZE = 50;
@@ -45,7 +46,7 @@ function parseFilters(form: FilterForm, now: Date): OperatorWorkItemsQuery {
     }
   }
   if (form.deadlineBefore) {
-    if (!DATE.test(form.deadlineBefore) || Number.isNaN(Date.parse(form.deadlineBefore))) throw new ApiError("VALIDATION_FAILED", "Deadline before must be a date, e.g. 2026-12-01.");
+    if (!DATE.test(form.deadlineBefore) || !isIsoDateTime(`${form.deadlineBefore}T00:00:00Z`)) throw new ApiError("VALIDATION_FAILED", "Deadline before must be a date, e.g. 2026-12-01.");
     query.deadlineBefore = new Date(`${form.deadlineBefore}T00:00:00Z`).toISOString();
   }
   if (form.due) {

@@ -26,13 +26,28 @@ interface CalendarDay {
 /** Public holidays as `YYYY-MM-DD`, per rule country and year. */
 const holidayCache = new Map<string, Set<string>>();
 
+/**
+ * date-holidays builds its dates with `new Date(year, …)`, which reads years 0–99 as 1900–1999
+ * (and year 0 as this year). The Gregorian calendar repeats itself every 400 years, weekdays
+ * included, so such a year asks for the same year 400 (or 800) years on and shifts the dates back.
+ */
+const GREGORIAN_CYCLE_YEARS = 400;
+const FIRST_YEAR_THE_LIBRARY_READS = 100;
+
 function publicHolidays(country: string, year: number): Set<string> {
   const key = `${country}/${year}`;
   let days = holidayCache.get(key);
   if (!days) {
     const [countryCode, region] = country.split("-");
     const calendar = region ? new Holidays(countryCode!, region) : new Holidays(countryCode!);
-    days = new Set(calendar.getHolidays(year).filter((holiday) => holiday.type === "public").map((holiday) => holiday.date.slice(0, 10)));
+    const cycles = year < FIRST_YEAR_THE_LIBRARY_READS ? Math.ceil((FIRST_YEAR_THE_LIBRARY_READS - year) / GREGORIAN_CYCLE_YEARS) : 0;
+    const askedYear = year + cycles * GREGORIAN_CYCLE_YEARS;
+    days = new Set(
+      calendar
+        .getHolidays(askedYear)
+        .filter((holiday) => holiday.type === "public")
+        .map((holiday) => `${padYear(year)}${holiday.date.slice(4, 10)}`),
+    );
     holidayCache.set(key, days);
   }
   return days;
@@ -48,7 +63,15 @@ export function knowsHolidays(country: string): boolean {
 }
 
 const pad = (value: number) => String(value).padStart(2, "0");
-const isoDay = ({ year, month, day }: CalendarDay) => `${year}-${pad(month)}-${pad(day)}`;
+const padYear = (year: number) => (year < 0 ? `-${String(-year).padStart(6, "0")}` : String(year).padStart(4, "0"));
+const isoDay = ({ year, month, day }: CalendarDay) => `${padYear(year)}-${pad(month)}-${pad(day)}`;
+
+/** Date.UTC without its quirk of reading years 0–99 as 1900–1999: every year means itself. */
+function utcMillis(year: number, monthIndex: number, day: number, hours = 0, minutes = 0, seconds = 0): number {
+  const date = new Date(Date.UTC(2000, 0, 1, hours, minutes, seconds));
+  date.setUTCFullYear(year, monthIndex, day);
+  return date.getTime();
+}
 
 /** Formatters per time zone: building one costs far more than using it, and intake asks per item. */
 const formatters = new Map<string, Intl.DateTimeFormat>();
@@ -58,6 +81,7 @@ function wallClock(timeZone: string): Intl.DateTimeFormat {
     formatter = new Intl.DateTimeFormat("en-US", {
       timeZone,
       hourCycle: "h23",
+      era: "short",
       year: "numeric",
       month: "2-digit",
       day: "2-digit",
@@ -99,8 +123,11 @@ function calendarDayIn(instant: number, timeZone: string): CalendarDay {
 /** Milliseconds `timeZone` is ahead of UTC at `instant`. */
 function offsetAt(instant: number, timeZone: string): number {
   const parts = wallClock(timeZone).formatToParts(new Date(instant));
-  const part = (type: string) => Number(parts.find((p) => p.type === type)!.value);
-  const local = Date.UTC(part("year"), part("month") - 1, part("day"), part("hour"), part("minute"), part("second"));
+  const part = (type: string) => parts.find((p) => p.type === type)!.value;
+  const number = (type: string) => Number(part(type));
+  // Intl counts years before 1 as 1 BC, 2 BC, …; the proleptic Gregorian year of 1 BC is 0.
+  const year = part("era") === "BC" ? 1 - number("year") : number("year");
+  const local = utcMillis(year, number("month") - 1, number("day"), number("hour"), number("minute"), number("second"));
   return local - Math.floor(instant / 1000) * 1000;
 }
 
@@ -111,7 +138,7 @@ export function startOfDayIn(instant: Date, timeZone: string): Date {
 
 /** The UTC instant of a local wall-clock time in `timeZone`. */
 function instantOf(day: CalendarDay, hours: number, minutes: number, timeZone: string): Date {
-  const wall = Date.UTC(day.year, day.month - 1, day.day, hours, minutes);
+  const wall = utcMillis(day.year, day.month - 1, day.day, hours, minutes);
   // The offset at the guess can differ from the one at the answer across a DST change: settle it twice.
   let instant = wall - offsetAt(wall, timeZone);
   instant = wall - offsetAt(instant, timeZone);
@@ -119,12 +146,12 @@ function instantOf(day: CalendarDay, hours: number, minutes: number, timeZone: s
 }
 
 function previousDay({ year, month, day }: CalendarDay): CalendarDay {
-  const date = new Date(Date.UTC(year, month - 1, day - 1));
+  const date = new Date(utcMillis(year, month - 1, day - 1));
   return { year: date.getUTCFullYear(), month: date.getUTCMonth() + 1, day: date.getUTCDate() };
 }
 
 function isWorkingDay(day: CalendarDay, country: string): boolean {
-  const weekday = new Date(Date.UTC(day.year, day.month - 1, day.day)).getUTCDay();
+  const weekday = new Date(utcMillis(day.year, day.month - 1, day.day)).getUTCDay();
   return weekday !== 0 && weekday !== 6 && !publicHolidays(country, day.year).has(isoDay(day));
 }
 
@@ -136,11 +163,18 @@ export function utcInstant(dateTime: string): number {
 /** The same instant as ISO 8601 UTC with milliseconds and `Z`, as exportDate is stored and shown. */
 export const toUtcIso = (dateTime: string): string => new Date(utcInstant(dateTime)).toISOString();
 
+/**
+ * The first instant the stores hold (PostgreSQL has no year 0). A transport in the first days of
+ * year 1 would be due before it; it is due at this instant instead, overdue either way.
+ */
+const EARLIEST_DEADLINE = "0001-01-01T00:00:00.000Z";
+
 /** `deadlineAt` for a transport on `exportDate` (an ISO 8601 date-time), as an ISO 8601 UTC instant. */
 export function deadlineFor(exportDate: string, rule: DeadlineRule): string {
   const day = calendarDayIn(utcInstant(exportDate), rule.timeZone);
   const key = `deadline/${rule.timeZone}/${rule.workingDays}/${rule.holidays}/${rule.cutoff}/${isoDay(day)}`;
-  return remember(key, () => workOutDeadline(day, rule));
+  const deadline = remember(key, () => workOutDeadline(day, rule));
+  return deadline < EARLIEST_DEADLINE ? EARLIEST_DEADLINE : deadline;
 }
 
 function workOutDeadline(transportDay: CalendarDay, rule: DeadlineRule): string {

@@ -10,6 +10,36 @@ import type { FastifyInstance } from "fastify";
 import { ApiError } from "../errors.ts";
 
 const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
+
+/**
+ * Our deepest body (a bulk add's translation object) is 4 levels. Everything that walks a body
+ * afterwards (validation, the idempotency hash, serialisation) may recurse, so a body is refused
+ * before any of it runs rather than each walker made iterative.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPENERS = new Set([0x5b, 0x7b]);
+const CLOSERS = new Set([0x5d, 0x7d]);
+
+/** One pass over the bytes, brackets inside strings not counted; no UTF-8 continuation byte is one of these. */
+function nestsDeeperThan(bytes: Buffer, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let index = 0; index < bytes.length; index += 1) {
+    const byte = bytes[index]!;
+    if (inString) {
+      if (byte === BACKSLASH) index += 1;
+      else if (byte === QUOTE) inString = false;
+    } else if (byte === QUOTE) inString = true;
+    else if (OPENERS.has(byte)) {
+      depth += 1;
+      if (depth > limit) return true;
+    } else if (CLOSERS.has(byte)) depth -= 1;
+  }
+  return false;
+}
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i;
 
 export function installJsonParser(app: FastifyInstance): void {
@@ -30,6 +60,10 @@ export function installJsonParser(app: FastifyInstance): void {
     }
     if (!isUtf8(bytes)) {
       done(new ApiError("MALFORMED_REQUEST", "The body is not valid UTF-8."), undefined);
+      return;
+    }
+    if (nestsDeeperThan(bytes, MAX_JSON_DEPTH)) {
+      done(new ApiError("MALFORMED_REQUEST", `The body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`), undefined);
       return;
     }
     parseJson(request, bytes.toString("utf8"), done);

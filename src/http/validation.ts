@@ -10,8 +10,25 @@ import type { FastifyError, FastifySchemaCompiler, FastifySchemaValidationError 
 import { fieldErrorsFromValidation, type FieldErrors } from "../errors.ts";
 
 /** ISO 8601 date-time; the offset may be left out (then it means UTC), as .NET clients do. */
-const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,7})?)?(Z|[+-]\d{2}:?\d{2})?$/i;
-export const isIsoDateTime = (text: string) => ISO_DATE_TIME.test(text) && !Number.isNaN(Date.parse(/[zZ]|[+-]\d{2}:?\d{2}$/.test(text) ? text : `${text}Z`));
+const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}(:\d{2}(\.\d{1,7})?)?(Z|[+-]\d{2}:?\d{2})?$/i;
+
+const isLeapYear = (year: number) => year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+const daysInMonth = (year: number, month: number) => (month === 2 ? (isLeapYear(year) ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31);
+
+/** PostgreSQL has no year 0 (it counts 1 BC, 1 AD), so neither store can hold an instant before this year. */
+export const FIRST_YEAR = 1;
+
+/**
+ * Date.parse takes any day up to 31 in any month and rolls it over (2027-02-30 becomes 2 March),
+ * so the day is checked against its month first; Date.parse then refuses out-of-range times.
+ */
+export function isIsoDateTime(text: string): boolean {
+  const parts = ISO_DATE_TIME.exec(text);
+  if (!parts) return false;
+  const [year, month, day] = [Number(parts[1]), Number(parts[2]), Number(parts[3])];
+  if (year < FIRST_YEAR || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return false;
+  return !Number.isNaN(Date.parse(/[zZ]|[+-]\d{2}:?\d{2}$/.test(text) ? text : `${text}Z`));
+}
 
 function createAjv(options: Options): Ajv {
   const ajv = new Ajv({

@@ -6,7 +6,7 @@
  */
 import type { Operator, Store } from "../store/store.ts";
 import { hashCredential, newSessionId } from "./credentials.ts";
-import { decoyHash, verifyPassword } from "./passwords.ts";
+import { decoyHash, refuseWhileHashingIsFull, verifyPassword } from "./passwords.ts";
 
 /** A session ends after 8 hours without a request. */
 export const SESSION_IDLE_MS = 8 * 3600_000;
@@ -66,6 +66,7 @@ export class OperatorAuth {
    * or a disabled operator, alike and in about the same time.
    */
   async signIn(email: string, password: string): Promise<{ operator: Operator; sessionId: string } | undefined> {
+    refuseWhileHashingIsFull();
     const found = await this.store.findOperatorByEmail(normaliseEmail(email));
     const matches = await verifyPassword(password, found?.passwordHash ?? (await decoyHash()));
     if (!found || !matches || found.disabled) return undefined;

@@ -28,6 +28,8 @@ export interface Overview {
     nextPassAt: string | null;
     pausedWorkTypes: string[];
     breaker: AuthorityBreaker["state"];
+    /** Why filing stopped, when the authority refused our calls themselves; null otherwise. */
+    breakerReason: string | null;
   };
 }
 
@@ -47,7 +49,7 @@ export async function buildOverview(store: Store, config: Pick<Config, "botSched
     companies,
     deadlines,
     throughput: everyHour(hourly, firstHour),
-    bot: { submittedLastHour, lastPass: lastPass ?? null, nextPassAt: next ? next.toISOString() : null, pausedWorkTypes, breaker: breaker.state },
+    bot: { submittedLastHour, lastPass: lastPass ?? null, nextPassAt: next ? next.toISOString() : null, pausedWorkTypes, breaker: breaker.state, breakerReason: breaker.reason },
   };
 }
 

@@ -14,6 +14,8 @@ export interface BreakerView {
   state: BreakerState;
   /** open: when one probe may go; halfOpen: when the probe's turn ends. */
   until: string | null;
+  /** Why it is open when the authority refused our calls themselves (see AuthorityMisconfiguredError); kept while the probe is out. */
+  reason?: string | null;
 }
 
 /** What a call may do now: go, go as the probe (once won), or not go at all. */

@@ -93,14 +93,23 @@ export interface ResolvedAddress {
 export type TargetVerdict =
   | { kind: "allowed"; hostname: string; addresses: ResolvedAddress[] }
   | { kind: "refused"; reason: string }
-  /** The host name did not resolve (now); not a policy refusal. */
-  | { kind: "unresolved"; reason: string };
+  /**
+   * The host name did not resolve; not a policy refusal. `retryable` when the lookup timed out or
+   * the resolver failed for now (EAI_AGAIN), rather than answering that the name does not exist.
+   */
+  | { kind: "unresolved"; reason: string; retryable: boolean };
 
 export type Lookup = (hostname: string) => Promise<ResolvedAddress[]>;
 
 /** The operating system resolver (getaddrinfo, /etc/hosts included), as connections use it. */
 export const systemLookup: Lookup = async (hostname) =>
   (await dnsLookup(hostname, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+
+/** Lookup failures that say nothing about the name: the resolver may answer it later. */
+const RETRYABLE_LOOKUP_ERRORS = new Set(["ETIMEOUT", "EAI_AGAIN", "ESERVFAIL", "ECONNREFUSED", "ECANCELLED"]);
+
+/** How long a webhook host's lookup may take before the guard gives up. */
+export const DNS_LOOKUP_TIMEOUT_MS = 3000;
 
 export interface GuardOptions {
   allowPrivateNetworks: boolean;
@@ -126,11 +135,12 @@ export async function checkWebhookTarget(url: string, options: GuardOptions): Pr
     addresses = [{ address: hostname, family: isIP(hostname) === 6 ? 6 : 4 }];
   } else {
     try {
-      addresses = await withTimeout((options.lookup ?? systemLookup)(hostname), options.timeoutMs ?? 3000);
+      addresses = await withTimeout((options.lookup ?? systemLookup)(hostname), options.timeoutMs ?? DNS_LOOKUP_TIMEOUT_MS);
     } catch (error) {
-      return { kind: "unresolved", reason: `host ${hostname} does not resolve (${(error as { code?: string }).code ?? String(error)})` };
+      const code = (error as { code?: string }).code;
+      return { kind: "unresolved", reason: `host ${hostname} does not resolve (${code ?? String(error)})`, retryable: code === undefined || RETRYABLE_LOOKUP_ERRORS.has(code) };
     }
-    if (addresses.length === 0) return { kind: "unresolved", reason: `host ${hostname} has no addresses` };
+    if (addresses.length === 0) return { kind: "unresolved", reason: `host ${hostname} has no addresses`, retryable: false };
   }
   if (!options.allowPrivateNetworks) {
     for (const { address } of addresses) {

@@ -8,9 +8,8 @@
 import type { Config } from "../config.ts";
 import { nextAttemptAt, type BackoffPolicy } from "../lib/backoff.ts";
 import { DataDecryptionError } from "../lib/data-encryption.ts";
-import { forEachConcurrently } from "../lib/concurrency.ts";
 import type { Store, WebhookAttemptOutcome, WebhookDelivery } from "../store/store.ts";
-import { checkWebhookTarget, type Lookup } from "./address-guard.ts";
+import { checkWebhookTarget, DNS_LOOKUP_TIMEOUT_MS, type Lookup } from "./address-guard.ts";
 import { createWebhookSecrets, type WebhookSecrets } from "./secrets.ts";
 import { sendWebhook } from "./sender.ts";
 import { signEvent } from "./signing.ts";
@@ -46,6 +45,7 @@ export type DispatcherConfig = Pick<
   | "webhookRetryWindowSeconds"
   | "webhookPollIntervalMs"
   | "webhookConcurrency"
+  | "webhookCompanyMaxInFlight"
   | "webhookLeaseSeconds"
   | "webhookSecretOverlapSeconds"
   | "dataEncryptionKey"
@@ -67,9 +67,9 @@ export interface DispatcherDeps {
 }
 
 export interface Dispatcher {
-  /** One pass: claims what is due now, delivers it, records every attempt. */
+  /** One pass: claims what is due now (as many as there are free slots), delivers it, records every attempt. */
   deliverDue(): Promise<DeliverySummary>;
-  /** Polls every WEBHOOK_POLL_INTERVAL_MS until stop(). */
+  /** Delivers until stop(): claims whenever a slot frees, on wake() and every WEBHOOK_POLL_INTERVAL_MS. */
   start(): void;
   /** Looks for due deliveries now instead of at the next poll (e.g. right after the bot recorded an outcome). */
   wake(): void;
@@ -77,14 +77,28 @@ export interface Dispatcher {
   stop(): Promise<void>;
 }
 
+/** Time a delivery's attempt may take beyond the receiver's timeout: the store's reads and writes around it. */
+const LEASE_MARGIN_MS = 10_000;
+
+/**
+ * How long a claim holds its rows. Every claimed row starts at once (a claim takes no more than
+ * the free slots), so an attempt is the address check plus the request plus the margin; the
+ * lease outlives that even when WEBHOOK_LEASE_SECONDS is set close to WEBHOOK_TIMEOUT_MS.
+ */
+export const deliveryLeaseMs = (config: Pick<Config, "webhookLeaseSeconds" | "webhookTimeoutMs">) =>
+  Math.max(config.webhookLeaseSeconds * 1000, DNS_LOOKUP_TIMEOUT_MS + config.webhookTimeoutMs + LEASE_MARGIN_MS);
+
 export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const { store, config, owner } = deps;
   const clock = deps.clock ?? (() => new Date());
   const policy: BackoffPolicy = { baseMs: config.webhookRetryBaseMs, maxMs: config.webhookRetryMaxMs };
-  const claimSize = config.webhookConcurrency * 4;
+  const slots = config.webhookConcurrency;
+  const leaseMs = deliveryLeaseMs(config);
   const secrets = deps.secrets ?? createWebhookSecrets(store, config);
   // stop() aborts deliveries in flight; they are recorded as failed attempts and retried later.
   const stopping = new AbortController();
+  /** Deliveries this process has claimed and not yet recorded. */
+  const inFlight = new Set<Promise<void>>();
 
   async function attempt(delivery: WebhookDelivery): Promise<{ outcome: WebhookAttemptOutcome; report: DeliveryReport; at: string; durationMs: number }> {
     const at = clock();
@@ -145,81 +159,97 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     };
   }
 
-  async function deliverDue(): Promise<DeliverySummary> {
-    const summary: DeliverySummary = { delivered: 0, retried: 0, failed: 0, deliveries: [] };
+  /** Claims up to `limit` due deliveries, companies taking turns, none beyond its cap in flight. */
+  async function claim(limit: number): Promise<WebhookDelivery[]> {
+    if (limit <= 0) return [];
     const now = clock().toISOString();
-    const leaseExpiresAt = new Date(Date.parse(now) + config.webhookLeaseSeconds * 1000).toISOString();
-    // Company by company (every statement names its company; docs/scaling.md), the longest waiting first.
-    const claimed: WebhookDelivery[] = [];
-    for (const companyId of await store.companiesWithDueDeliveries({ now, limit: claimSize })) {
-      if (claimed.length >= claimSize) break;
-      claimed.push(...(await store.claimWebhookDeliveries({ companyId, owner, now, leaseExpiresAt, limit: claimSize - claimed.length })));
-    }
-    await forEachConcurrently(claimed, config.webhookConcurrency, async (delivery) => {
-      try {
-        const { outcome, report, at, durationMs } = await attempt(delivery);
-        if (!(await store.recordWebhookAttempt(delivery, owner, outcome, { at, durationMs }))) return;
+    const leaseExpiresAt = new Date(Date.parse(now) + leaseMs).toISOString();
+    return store.claimDueWebhookDeliveries({ owner, now, leaseExpiresAt, limit, maxInFlight: config.webhookCompanyMaxInFlight });
+  }
+
+  /** Attempts and records one claimed delivery; never throws. */
+  async function deliver(delivery: WebhookDelivery, summary?: DeliverySummary): Promise<void> {
+    try {
+      const { outcome, report, at, durationMs } = await attempt(delivery);
+      if (!(await store.recordWebhookAttempt(delivery, owner, outcome, { at, durationMs }))) return;
+      if (summary) {
         summary[report.outcome] += 1;
         summary.deliveries.push(report);
-        if (report.outcome === "failed") deps.logger?.warn({ eventId: report.eventId, companyId: report.companyId, error: report.error }, "webhook given up");
-        deps.events?.deliveryAttempted?.({ ...report, durationMs });
-      } catch (error) {
-        // The row stays claimed until its lease ends, then it is tried again: nothing is lost.
-        deps.logger?.error({ err: error, eventId: delivery.eventId }, "webhook delivery could not be recorded");
       }
+      if (report.outcome === "failed") deps.logger?.warn({ eventId: report.eventId, companyId: report.companyId, error: report.error }, "webhook given up");
+      deps.events?.deliveryAttempted?.({ ...report, durationMs });
+    } catch (error) {
+      // The row stays claimed until its lease ends, then it is tried again: nothing is lost.
+      deps.logger?.error({ err: error, eventId: delivery.eventId }, "webhook delivery could not be recorded");
+    }
+  }
+
+  /** Starts a claimed delivery in a slot; when it ends, the slot is offered again. */
+  function startInSlot(delivery: WebhookDelivery, summary?: DeliverySummary, then?: () => void): Promise<void> {
+    const running: Promise<void> = deliver(delivery, summary).finally(() => {
+      inFlight.delete(running);
+      then?.();
     });
+    inFlight.add(running);
+    return running;
+  }
+
+  async function deliverDue(): Promise<DeliverySummary> {
+    const summary: DeliverySummary = { delivered: 0, retried: 0, failed: 0, deliveries: [] };
+    const claimed = await claim(slots - inFlight.size);
+    await Promise.all(claimed.map((delivery) => startInSlot(delivery, summary)));
     return summary;
   }
 
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
   let stopped = true;
-  let wokenWhileRunning = false;
+  let timer: NodeJS.Timeout | undefined;
+  let filling: Promise<void> | undefined;
+  let fillAgain = false;
 
-  const loop = async () => {
-    timer = undefined;
-    try {
-      // Keep going while passes come back full: a backlog drains without waiting for polls.
-      while (!stopped) {
-        const summary = await deliverDue();
-        if (summary.deliveries.length < claimSize) break;
-      }
-    } catch (error) {
-      deps.logger?.error({ err: error }, "webhook dispatch pass failed; retrying at the next poll");
+  /**
+   * Fills the free slots and returns; each delivery, when it ends, calls fill again. A slow
+   * receiver holds its own slot only, never the claim of the others.
+   */
+  function fill(): void {
+    if (stopped) return;
+    if (filling) {
+      fillAgain = true;
+      return;
     }
-  };
-  const schedule = (delayMs: number) => {
-    if (stopped || timer || running) return;
-    timer = setTimeout(() => {
-      running = loop().finally(() => {
-        running = undefined;
-        const again = wokenWhileRunning;
-        wokenWhileRunning = false;
-        schedule(again ? 0 : config.webhookPollIntervalMs);
+    filling = (async () => {
+      do {
+        fillAgain = false;
+        const claimed = await claim(slots - inFlight.size);
+        for (const delivery of claimed) void startInSlot(delivery, undefined, fill);
+      } while (fillAgain && !stopped);
+    })()
+      .catch((error: unknown) => deps.logger?.error({ err: error }, "webhook claim failed; retrying at the next poll"))
+      .finally(() => {
+        filling = undefined;
       });
-    }, delayMs);
+  }
+
+  const poll = () => {
+    fill();
+    if (!stopped) timer = setTimeout(poll, config.webhookPollIntervalMs);
   };
 
   return {
     deliverDue,
     start() {
       stopped = false;
-      schedule(0);
+      poll();
     },
     wake() {
-      if (running) wokenWhileRunning = true;
-      if (timer) {
-        clearTimeout(timer);
-        timer = undefined;
-      }
-      schedule(0);
+      fill();
     },
     async stop() {
       stopped = true;
       stopping.abort();
       if (timer) clearTimeout(timer);
       timer = undefined;
-      await running;
+      await filling;
+      await Promise.all([...inFlight]);
     },
   };
 }

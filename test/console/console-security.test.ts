@@ -50,6 +50,26 @@ for (const backend of await availableBackends()) {
         }
       }));
 
+    test("every console page, its sign-in and error pages included, answers Cache-Control: no-store; the static assets may be cached", () =>
+      withConsole(backend, async (t, itemId) => {
+        const admin = await operator(t, "admin");
+        const anonymous = new ConsoleClient(t.app);
+        for (const url of ["/console/login", "/console", "/console/work-items", "/console/no-such-page"]) {
+          const page = await anonymous.get(url);
+          assert.equal(page.headers["cache-control"], "no-store", `${url} signed out: ${page.statusCode}`);
+        }
+        const client = await signedInClient(t.app, admin.email, admin.password);
+        const pages = ["/console", "/console/overview/live", "/console/work-items", `/console/work-items/${itemId}`, "/console/webhook-deliveries", "/console/audit", "/console/work-items?companyId=x", "/console/work-items/999999"];
+        for (const url of pages) {
+          const page = await client.get(url);
+          assert.ok(page.statusCode < 500, `${url}: ${page.statusCode}`);
+          assert.equal(page.headers["cache-control"], "no-store", `${url}: ${page.statusCode}`);
+        }
+        const asset = await client.get("/console/assets/console.css");
+        assert.equal(asset.statusCode, 200);
+        assert.equal(asset.headers["cache-control"], "public, max-age=300");
+      }));
+
     test("a cross-site POST is refused even with a valid session and token", () =>
       withConsole(backend, async (t, itemId) => {
         const admin = await operator(t, "admin");

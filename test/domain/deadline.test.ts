@@ -42,3 +42,13 @@ test("known and unknown holiday calendars", () => {
   assert.equal(knowsHolidays("XX"), false);
   assert.equal(knowsHolidays("NL-ZZ"), false);
 });
+
+test("years 0–99 are those years, not 1900–1999: their weekdays and fixed holidays, local mean time for the cutoff", () => {
+  // Date.UTC(99, …) is 1999; the bug gave 1999-05-28. Amsterdam kept local mean time (+00:17:30) until 1835.
+  assert.match(deadlineFor("0099-06-01T08:00:00Z", NL), /^0099-05-2[5-8]T11:42:30\.000Z$/);
+  // Wednesday 28 December 0050 (as in 2050: 400 years repeat the weekdays) → over Christmas (Monday 26) to Friday 23 December.
+  assert.equal(deadlineFor("0050-12-28T12:00:00Z", NL), "0050-12-23T11:42:30.000Z");
+  assert.equal(deadlineFor("0100-12-28T12:00:00Z", NL).slice(0, 4), "0100");
+  // Before year 1 the stores hold nothing: a deadline that would fall there is due at the first instant of year 1.
+  assert.equal(deadlineFor("0001-01-02T12:00:00Z", NL), "0001-01-01T00:00:00.000Z");
+});

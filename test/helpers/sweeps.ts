@@ -30,10 +30,5 @@ export async function claimEverything(store: Store, input: { owner: string; now:
 }
 
 export async function claimDueDeliveries(store: Store, input: { owner: string; now: string; leaseExpiresAt: string; limit: number }): Promise<WebhookDelivery[]> {
-  const claimed: WebhookDelivery[] = [];
-  for (const companyId of await store.companiesWithDueDeliveries({ now: input.now, limit: input.limit })) {
-    if (claimed.length >= input.limit) break;
-    claimed.push(...(await store.claimWebhookDeliveries({ ...input, companyId, limit: input.limit - claimed.length })));
-  }
-  return claimed;
+  return store.claimDueWebhookDeliveries({ ...input, maxInFlight: Number.MAX_SAFE_INTEGER });
 }

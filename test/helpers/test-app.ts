@@ -1,6 +1,6 @@
 /** A built app on a fresh store of one backend, with helpers to make tenants and tokens. */
 import type { FastifyInstance, LightMyRequestResponse } from "fastify";
-import { buildApp } from "../../src/app.ts";
+import { buildApp, type AppDeps } from "../../src/app.ts";
 import { createKey, type CreatedKey } from "../../src/admin/admin.ts";
 import { loadConfig, type Config } from "../../src/config.ts";
 import type { Store } from "../../src/store/store.ts";
@@ -28,10 +28,11 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function createTestApp(backend: Backend, env: Record<string, string> = {}): Promise<TestApp> {
+/** `deps` are the app's optional dependencies (a webhook host resolver, say); the store is made here. */
+export async function createTestApp(backend: Backend, env: Record<string, string> = {}, deps: Omit<AppDeps, "store"> = {}): Promise<TestApp> {
   const fresh = await openFreshStore(backend);
   const config = loadConfig({ DATABASE_URL: fresh.databaseUrl, JWT_SECRET: TEST_JWT_SECRET, LOG_LEVEL: "silent", RATE_LIMIT_TENANT_RPS: "0", ...env });
-  const app = await buildApp(config, { store: fresh.store });
+  const app = await buildApp(config, { ...deps, store: fresh.store });
   await app.ready();
   return {
     app,

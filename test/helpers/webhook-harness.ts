@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { startAuthoritySim } from "../../src/authority-sim/server.ts";
 import { createAuthorityGate } from "../../src/bot/authority-gate.ts";
 import { createHttpAuthorityAdapter } from "../../src/bot/http-authority-adapter.ts";
+import type { AppDeps } from "../../src/app.ts";
 import { runBotOnce } from "../../src/bot/run-once.ts";
 import type { WorkItemView } from "../../src/domain/views.ts";
 import { createDispatcher, type Dispatcher, type DispatcherDeps } from "../../src/webhooks/dispatcher.ts";
@@ -31,8 +32,15 @@ export interface WebhookSetup {
 /** Fast retries, loopback receivers allowed. */
 export const WEBHOOK_TEST_ENV = { WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", WEBHOOK_RETRY_BASE_MS: "40", WEBHOOK_RETRY_MAX_MS: "80", WEBHOOK_TIMEOUT_MS: "1000" };
 
-export async function withWebhooks(backend: Backend, env: Record<string, string>, answer: (index: number) => Answer, body: (s: WebhookSetup) => Promise<void>): Promise<void> {
-  const t = await createTestApp(backend, { ...WEBHOOK_TEST_ENV, ...env });
+/** `appDeps` go to the test app, e.g. the resolver intake checks webhook hosts with. */
+export async function withWebhooks(
+  backend: Backend,
+  env: Record<string, string>,
+  answer: (index: number) => Answer,
+  body: (s: WebhookSetup) => Promise<void>,
+  appDeps: Omit<AppDeps, "store"> = {},
+): Promise<void> {
+  const t = await createTestApp(backend, { ...WEBHOOK_TEST_ENV, ...env }, appDeps);
   const sim = await startAuthoritySim({ host: "127.0.0.1", port: 0, latencyMs: 0, errorRate: 0, outage: false, decisionDelayMs: 0 });
   const adapter = createHttpAuthorityAdapter({ baseUrl: sim.url, timeoutMs: 2000 });
   const receiver = await startReceiver(answer);

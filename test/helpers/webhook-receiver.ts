@@ -19,7 +19,11 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export type Answer = number | { status: number; headers?: Record<string, string>; delayMs?: number };
+/**
+ * A status, or a status with headers and a delay before it; `trickleMs` sends the status line at
+ * once and then one byte of body every `trickleMs`, never ending it.
+ */
+export type Answer = number | { status: number; headers?: Record<string, string>; delayMs?: number; trickleMs?: number };
 
 /** `answer(index)` gives the status for the index-th request (0-based), optional headers and delay. */
 export async function startReceiver(answer: (index: number) => Answer = () => 200): Promise<Receiver> {
@@ -29,8 +33,14 @@ export async function startReceiver(answer: (index: number) => Answer = () => 20
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
       const chosen = answer(requests.length);
-      const { status, headers = {}, delayMs = 0 } = typeof chosen === "number" ? { status: chosen } : chosen;
+      const { status, headers = {}, delayMs = 0, trickleMs } = typeof chosen === "number" ? { status: chosen } : chosen;
       requests.push({ method: request.method ?? "", path: request.url ?? "", headers: request.headers, body: Buffer.concat(chunks).toString("utf8"), status });
+      if (trickleMs !== undefined) {
+        response.writeHead(status, headers).flushHeaders();
+        const trickle = setInterval(() => response.write("."), trickleMs);
+        response.on("close", () => clearInterval(trickle));
+        return;
+      }
       const timer = setTimeout(() => response.writeHead(status, headers).end(), delayMs);
       response.on("close", () => clearTimeout(timer));
     });

@@ -107,9 +107,43 @@ for (const backend of await availableBackends()) {
       }
     });
 
+    test("intake fails closed: a host that does not resolve is a 400 on webhookUrl, a lookup that times out a 503 with Retry-After, never a 200", async () => {
+      const hangs = (host: string) => (host === "slow.test" ? new Promise<never>(() => {}) : systemLookup(host));
+      const t = await createTestApp(backend, {}, { webhookLookup: hangs });
+      try {
+        const tenant = await t.tenant(23);
+        const before = await t.countRows();
+        const add = (webhookUrl: string) =>
+          t.app.inject({ method: "POST", url: "/api/AuthorityRvdm/AddWorkItemCreate", headers: bearer(tenant.token), payload: validWorkItem({ webhookUrl }) });
+        const bulk = (webhookUrl: string) =>
+          t.app.inject({ method: "POST", url: "/api/AuthorityRvdm/AddWorkItemCreateBulk", headers: bearer(tenant.token), payload: { items: [validWorkItem({ webhookUrl })] } });
+
+        const unknown = await add("https://does-not-exist.invalid/hooks");
+        assert.equal(unknown.statusCode, 400, unknown.body);
+        assert.match(problem(unknown).errors?.webhookUrl?.[0] ?? "", /does-not-exist\.invalid does not resolve/);
+        const unknownInBulk = await bulk("https://does-not-exist.invalid/hooks");
+        assert.equal(unknownInBulk.statusCode, 200, unknownInBulk.body);
+        assert.equal(unknownInBulk.json<{ results: Array<{ status?: number; errors?: Record<string, string[]> }> }>().results[0]?.errors?.webhookUrl?.length, 1);
+
+        const started = performance.now();
+        for (const response of [await add("https://slow.test/hooks"), await bulk("https://slow.test/hooks")]) {
+          assert.equal(response.statusCode, 503, response.body);
+          assert.match(String(response.headers["content-type"]), /^application\/problem\+json/);
+          assert.ok(Number(response.headers["retry-after"]) > 0, "Retry-After");
+          assert.match(problem(response).detail, /webhookUrl host could not be looked up/);
+        }
+        assert.ok(performance.now() - started < 10_000, "each gives up after the lookup's 3 s");
+        assert.deepEqual(await t.countRows(), before, "nothing stored");
+      } finally {
+        await t.close();
+      }
+    });
+
     test("with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true intake accepts them; the dispatcher without it refuses each at delivery and records it", async () => {
       const receiver = await startReceiver(() => 200);
-      const t = await createTestApp(backend, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", WEBHOOK_TIMEOUT_MS: "1000" });
+      // At intake rebinding.test resolves to a public address; at delivery (below) to the metadata one.
+      const intakeLookup = async (host: string) => (host === "rebinding.test" ? [{ address: "93.184.215.14", family: 4 as const }] : systemLookup(host));
+      const t = await createTestApp(backend, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", WEBHOOK_TIMEOUT_MS: "1000" }, { webhookLookup: intakeLookup });
       const sim = await startAuthoritySim({ host: "127.0.0.1", port: 0, latencyMs: 0, errorRate: 0, outage: false, decisionDelayMs: 0 });
       const adapter = createHttpAuthorityAdapter({ baseUrl: sim.url, timeoutMs: 2000 });
       try {

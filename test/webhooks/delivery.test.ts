@@ -8,7 +8,7 @@ import { describe, test } from "node:test";
 import { Webhook } from "standardwebhooks";
 import type { WorkItemView } from "../../src/domain/views.ts";
 import { availableBackends } from "../helpers/backends.ts";
-import { validWorkItem } from "../helpers/test-app.ts";
+import { bearer, validWorkItem } from "../helpers/test-app.ts";
 import { waitUntil } from "../helpers/waiting.ts";
 import { signatureHeaders as headersOf, withWebhooks } from "../helpers/webhook-harness.ts";
 import { startReceiver } from "../helpers/webhook-receiver.ts";
@@ -117,15 +117,46 @@ for (const backend of await availableBackends()) {
       }
     });
 
-    test("the connection goes to the address the guard checked, whatever the host name", () =>
-      withWebhooks(backend, {}, () => 200, async ({ receiver, complete, dispatcher }) => {
-        const port = new URL(receiver.url).port;
-        // .invalid never resolves in real DNS; only the pinned lookup can reach the receiver.
-        await complete(validWorkItem(), `http://pinned.invalid:${port}/hooks`);
-        const summary = await dispatcher({ lookup: async () => [{ address: "127.0.0.1", family: 4 }] }).deliverDue();
-        assert.equal(summary.delivered, 1, JSON.stringify(summary));
-        assert.equal(receiver.requests[0]?.headers.host, `pinned.invalid:${port}`);
-      }));
+    test("a receiver that answers 200 and then trickles its body for ever is not delivered: the whole answer must arrive within the timeout", () =>
+      withWebhooks(
+        backend,
+        { WEBHOOK_TIMEOUT_MS: "400" },
+        (i) => (i === 0 ? { status: 200, trickleMs: 50 } : { status: 200, headers: { "content-type": "text/plain" } }),
+        async ({ receiver, complete, dispatcher, t, tenant }) => {
+          await complete();
+          const d = dispatcher();
+          const started = performance.now();
+          const trickled = await d.deliverDue();
+          assert.deepEqual([trickled.delivered, trickled.retried], [0, 1], JSON.stringify(trickled));
+          assert.match(trickled.deliveries[0]!.error!, /^no answer: .*(timeout|abort)/i);
+          assert.ok(performance.now() - started < 3000, "given up at the timeout, not when the receiver stops");
+          await sleep(100);
+          assert.equal((await d.deliverDue()).delivered, 1, "a receiver that finishes its answer is delivered");
+          assert.equal(receiver.requests.length, 2);
+          const listed = await t.app.inject({ url: "/api/Webhooks/Deliveries", headers: bearer(tenant.token) });
+          const [delivery] = listed.json<{ deliveries: Array<{ status: string; attempts: Array<{ statusCode: number | null; error: string | null }> }> }>().deliveries;
+          assert.equal(delivery?.status, "delivered");
+          assert.deepEqual(delivery?.attempts.map((attempt) => attempt.statusCode), [null, 200], "the trickled attempt is recorded without a status, as no answer");
+        },
+      ));
+
+    test("the connection goes to the address the guard checked, whatever the host name", () => {
+      // .invalid never resolves in real DNS; only the lookups given to intake and the dispatcher know it.
+      const pinned = async () => [{ address: "127.0.0.1", family: 4 as const }];
+      return withWebhooks(
+        backend,
+        {},
+        () => 200,
+        async ({ receiver, complete, dispatcher }) => {
+          const port = new URL(receiver.url).port;
+          await complete(validWorkItem(), `http://pinned.invalid:${port}/hooks`);
+          const summary = await dispatcher({ lookup: pinned }).deliverDue();
+          assert.equal(summary.delivered, 1, JSON.stringify(summary));
+          assert.equal(receiver.requests[0]?.headers.host, `pinned.invalid:${port}`);
+        },
+        { webhookLookup: pinned },
+      );
+    });
 
     test("start() polls and wake() delivers right away; stop() ends it", () =>
       withWebhooks(backend, { WEBHOOK_POLL_INTERVAL_MS: "60000" }, () => 200, async ({ receiver, complete, dispatcher }) => {

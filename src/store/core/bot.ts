@@ -145,12 +145,12 @@ export function botOperations(db: DatabasePort): BotOperations {
     },
 
     async getAuthorityBreaker(authority) {
-      const row = await db.one<{ state: AuthorityBreaker["state"]; until: string | Date | null }>(SQL.getAuthorityBreaker, [authority]);
-      return row ? { state: row.state, until: isoOrNull(row.until) } : { state: "closed", until: null };
+      const row = await db.one<{ state: AuthorityBreaker["state"]; until: string | Date | null; reason: string | null }>(SQL.getAuthorityBreaker, [authority]);
+      return row ? { state: row.state, until: isoOrNull(row.until), reason: row.reason } : { state: "closed", until: null, reason: null };
     },
 
-    async openAuthorityBreaker(authority, { until, now }) {
-      await db.run(SQL.openAuthorityBreaker, [authority, until, now]);
+    async openAuthorityBreaker(authority, { until, now, reason = null }) {
+      await db.run(SQL.openAuthorityBreaker, [authority, until, now, reason]);
     },
 
     async claimAuthorityBreakerProbe(authority, { owner, until, now }) {

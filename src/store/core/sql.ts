@@ -173,21 +173,38 @@ export const SQL = {
      VALUES ($1, $2, $3, $4, $5, 'Pending', $6, $6)`,
   ),
   /** Across companies, the dispatcher's sweep step 1: companies with due deliveries, the longest waiting first. */
+  /**
+   * Companies with deliveries due at $1 and fewer than $3 in flight (claimed, lease not over),
+   * those with the fewest in flight first, then the longest waiting: companies take turns, and
+   * one whose receiver hangs cannot keep the others out. Both branches walk the Pending index.
+   */
   companiesWithDueDeliveries: statement(
     "companies_with_due_deliveries",
-    `SELECT company_id FROM webhook_outbox WHERE status = 'Pending' AND next_attempt_at <= $1
-      GROUP BY company_id ORDER BY MIN(next_attempt_at), company_id LIMIT $2`,
+    `SELECT company_id FROM (
+         SELECT company_id, next_attempt_at AS due_at, 0 AS in_flight FROM webhook_outbox
+          WHERE status = 'Pending' AND next_attempt_at <= $1
+         UNION ALL
+         SELECT company_id, NULL, 1 FROM webhook_outbox
+          WHERE status = 'Pending' AND next_attempt_at > $1 AND lease_owner IS NOT NULL) pending
+      GROUP BY company_id
+     HAVING MIN(due_at) IS NOT NULL AND SUM(in_flight) < $3
+      ORDER BY SUM(in_flight), MIN(due_at), company_id LIMIT $2`,
   ),
   /**
-   * The company's due deliveries, oldest first: the claim pushes next_attempt_at to the lease's
-   * end, so a dispatcher that dies leaves them due again later.
+   * The company's due deliveries, oldest first, as many as $5 and as its cap of $6 in flight
+   * leaves room for: the claim pushes next_attempt_at to the lease's end, so a dispatcher that
+   * dies leaves them due again later. (A LIMIT below 0 means none in neither store's sense: SQLite
+   * reads it as no limit, so it is clamped.)
    */
   claimWebhookDeliveries: statement(
     "claim_webhook_deliveries",
     (d) => `WITH due AS (
        SELECT event_id FROM webhook_outbox
         WHERE company_id = $1 AND status = 'Pending' AND next_attempt_at <= $3
-        ORDER BY next_attempt_at LIMIT $5${d.forUpdateSkipLocked})
+        ORDER BY next_attempt_at
+        LIMIT (SELECT CASE WHEN COUNT(*) >= $6 THEN 0 WHEN $6 - COUNT(*) < $5 THEN $6 - COUNT(*) ELSE $5 END
+                 FROM webhook_outbox
+                WHERE company_id = $1 AND status = 'Pending' AND next_attempt_at > $3 AND lease_owner IS NOT NULL)${d.forUpdateSkipLocked})
      UPDATE webhook_outbox SET lease_owner = $2, next_attempt_at = $4
       WHERE company_id = $1 AND event_id IN (SELECT event_id FROM due)
       RETURNING ${OUTBOX_COLUMNS}`,
@@ -254,11 +271,11 @@ export const SQL = {
        SELECT position FROM events WHERE company_id = $1 AND created_at <= $2 ORDER BY created_at LIMIT $3)`,
   ),
   /** Not tenant data: the circuit breaker in front of one authority, shared by every process. */
-  getAuthorityBreaker: statement("get_authority_breaker", "SELECT state, until FROM authority_breakers WHERE authority = $1"),
+  getAuthorityBreaker: statement("get_authority_breaker", "SELECT state, until, reason FROM authority_breakers WHERE authority = $1"),
   openAuthorityBreaker: statement(
     "open_authority_breaker",
-    `INSERT INTO authority_breakers (authority, state, until, probe_owner, updated_at) VALUES ($1, 'open', $2, NULL, $3)
-     ON CONFLICT (authority) DO UPDATE SET state = 'open', until = excluded.until, probe_owner = NULL, updated_at = excluded.updated_at`,
+    `INSERT INTO authority_breakers (authority, state, until, probe_owner, updated_at, reason) VALUES ($1, 'open', $2, NULL, $3, $4)
+     ON CONFLICT (authority) DO UPDATE SET state = 'open', until = excluded.until, probe_owner = NULL, updated_at = excluded.updated_at, reason = excluded.reason`,
   ),
   claimAuthorityBreakerProbe: statement(
     "claim_authority_breaker_probe",
@@ -267,7 +284,7 @@ export const SQL = {
   ),
   closeAuthorityBreaker: statement(
     "close_authority_breaker",
-    "UPDATE authority_breakers SET state = 'closed', until = NULL, probe_owner = NULL, updated_at = $2 WHERE authority = $1 AND state <> 'closed'",
+    "UPDATE authority_breakers SET state = 'closed', until = NULL, probe_owner = NULL, reason = NULL, updated_at = $2 WHERE authority = $1 AND state <> 'closed'",
   ),
 
   /** Across companies, for the operator's backlog gauge: deliveries still to make, per company. */

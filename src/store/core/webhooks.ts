@@ -4,13 +4,14 @@
  */
 import type { DatabasePort, Statement } from "../port.ts";
 import { toWebhookDelivery, toWebhookDeliveryRecords, type DeliveryAttemptRow, type OutboxRow } from "../rows.ts";
-import type { ListWebhookDeliveriesQuery, Store, WebhookDeliveryStatus } from "../store.ts";
+import type { ListWebhookDeliveriesQuery, Store, WebhookDelivery, WebhookDeliveryStatus } from "../store.ts";
 import { SQL } from "./sql.ts";
 
 type WebhookOperations = Pick<
   Store,
   | "companiesWithDueDeliveries"
   | "claimWebhookDeliveries"
+  | "claimDueWebhookDeliveries"
   | "recordWebhookAttempt"
   | "countPendingWebhookDeliveries"
   | "listWebhookDeliveries"
@@ -22,13 +23,26 @@ type WebhookOperations = Pick<
 const STATUS = { delivered: "Delivered", retried: "Pending", failed: "Failed" } as const;
 
 export function webhookOperations(db: DatabasePort): WebhookOperations {
-  return {
-    async companiesWithDueDeliveries({ now, limit }) {
-      return (await db.all<{ company_id: number | string }>(SQL.companiesWithDueDeliveries, [now, limit])).map((row) => Number(row.company_id));
-    },
+  const companiesWithDueDeliveries: Store["companiesWithDueDeliveries"] = async ({ now, limit, maxInFlight }) =>
+    (await db.all<{ company_id: number | string }>(SQL.companiesWithDueDeliveries, [now, limit, maxInFlight])).map((row) => Number(row.company_id));
+  const claimWebhookDeliveries: Store["claimWebhookDeliveries"] = async ({ companyId, owner, now, leaseExpiresAt, limit, maxInFlight }) =>
+    (await db.all<OutboxRow>(SQL.claimWebhookDeliveries, [companyId, owner, now, leaseExpiresAt, limit, maxInFlight])).map(toWebhookDelivery);
 
-    async claimWebhookDeliveries({ companyId, owner, now, leaseExpiresAt, limit }) {
-      return (await db.all<OutboxRow>(SQL.claimWebhookDeliveries, [companyId, owner, now, leaseExpiresAt, limit])).map(toWebhookDelivery);
+  return {
+    companiesWithDueDeliveries,
+    claimWebhookDeliveries,
+
+    async claimDueWebhookDeliveries(input) {
+      const companies = await companiesWithDueDeliveries(input);
+      const claimed: WebhookDelivery[] = [];
+      // Each company in turn gets an even share of what is left, so the first cannot fill the claim.
+      for (const [index, companyId] of companies.entries()) {
+        const left = input.limit - claimed.length;
+        if (left <= 0) break;
+        const share = Math.ceil(left / (companies.length - index));
+        claimed.push(...(await claimWebhookDeliveries({ ...input, companyId, limit: share })));
+      }
+      return claimed;
     },
 
     recordWebhookAttempt(delivery, owner, outcome, attempt) {

@@ -6,6 +6,11 @@ export interface AuthorityBreaker {
   state: "closed" | "open" | "halfOpen";
   /** open: when one probe may go; halfOpen: when the probe's turn ends. */
   until: string | null;
+  /**
+   * Why it opened when the authority refused our calls themselves (a wrong AUTHORITY_URL or
+   * revoked credentials: 401, 403, 404, 405); null when it opened for failures in a row, or is closed.
+   */
+  reason: string | null;
 }
 
 /** What a call for an authority slot got (see src/scheduler/capacity.ts). */
@@ -43,8 +48,8 @@ export interface CapacityStore {
   // The shared circuit breaker in front of each authority (not tenant data).
   /** The breaker's state; `closed` when it never opened. */
   getAuthorityBreaker(authority: string): Promise<AuthorityBreaker>;
-  /** → open until `until` (one probe may go then). */
-  openAuthorityBreaker(authority: string, input: { until: string; now: string }): Promise<void>;
+  /** → open until `until` (one probe may go then), with the `reason` when the authority refused the call itself. */
+  openAuthorityBreaker(authority: string, input: { until: string; now: string; reason?: string | null }): Promise<void>;
   /**
    * open with `until` passed, or halfOpen with its probe's turn over → halfOpen held by `owner`
    * until `until`. True only for the one caller that gets to probe.

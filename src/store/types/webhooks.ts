@@ -102,14 +102,25 @@ export interface WebhooksStore {
     companyId: number,
     input: { current: { from: string; to: string } | null; previous: { from: string; to: string } | null },
   ): Promise<void>;
-  /** Up to `limit` companies with Pending outbox rows due at `now`, the longest waiting first. */
-  companiesWithDueDeliveries(input: { now: string; limit: number }): Promise<number[]>;
+  /**
+   * Up to `limit` companies with Pending outbox rows due at `now` and fewer than `maxInFlight`
+   * deliveries in flight (claimed, lease not over): those with the fewest in flight first, then
+   * the longest waiting, so companies take turns.
+   */
+  companiesWithDueDeliveries(input: { now: string; limit: number; maxInFlight: number }): Promise<number[]>;
   /**
    * Claims up to `limit` of the company's Pending outbox rows with next_attempt_at ≤ now, oldest
-   * due first: sets lease_owner and pushes next_attempt_at to `leaseExpiresAt`, so a dispatcher
-   * that dies leaves them due again later. Concurrent claimers never get the same row.
+   * due first, and no more than leaves the company `maxInFlight` deliveries in flight: sets
+   * lease_owner and pushes next_attempt_at to `leaseExpiresAt`, so a dispatcher that dies leaves
+   * them due again later. Concurrent claimers never get the same row (the cap is read, not
+   * locked: two claimers of one company at the same moment can each fill it).
    */
-  claimWebhookDeliveries(input: { companyId: number; owner: string; now: string; leaseExpiresAt: string; limit: number }): Promise<WebhookDelivery[]>;
+  claimWebhookDeliveries(input: { companyId: number; owner: string; now: string; leaseExpiresAt: string; limit: number; maxInFlight: number }): Promise<WebhookDelivery[]>;
+  /**
+   * The dispatcher's claim: up to `limit` due deliveries across companies, each company (in the
+   * order of companiesWithDueDeliveries) taking an even share of what is left, under its cap.
+   */
+  claimDueWebhookDeliveries(input: { owner: string; now: string; leaseExpiresAt: string; limit: number; maxInFlight: number }): Promise<WebhookDelivery[]>;
   /**
    * In one transaction, records one delivery attempt: the outbox row (attempts + 1,
    * last_status, last_error; delivered → Delivered with delivered_at and ended_at; retried →

@@ -140,11 +140,16 @@ export function workItemFields(body: AuthorityRvdmWorkItemCreate, ctx: AppContex
 }
 
 /**
- * SSRF guard at intake (SPEC §6): a webhook target that is, or resolves to, a non-public
- * address is a 400 on `webhookUrl`. A host name that does not resolve right now is accepted;
- * the dispatcher checks again, after resolving, before every delivery.
+ * SSRF guard at intake (SPEC §6), failing closed: a webhook target that is, or resolves to, a
+ * non-public address, or whose host does not exist, is a 400 on `webhookUrl`; a lookup that
+ * times out is a 503 to retry, never an item accepted unchecked. The dispatcher checks again
+ * before every delivery.
  */
 export async function webhookTargetErrors(url: string, ctx: AppContext): Promise<FieldErrors | undefined> {
-  const verdict = await checkWebhookTarget(url, { allowPrivateNetworks: ctx.config.webhookAllowPrivateNetworks });
-  return verdict.kind === "refused" ? { webhookUrl: [verdict.reason] } : undefined;
+  const verdict = await checkWebhookTarget(url, { allowPrivateNetworks: ctx.config.webhookAllowPrivateNetworks, ...(ctx.webhookLookup ? { lookup: ctx.webhookLookup } : {}) });
+  if (verdict.kind === "allowed") return undefined;
+  if (verdict.kind === "unresolved" && verdict.retryable) {
+    throw new ApiError("LOOKUP_UNAVAILABLE", `The webhookUrl host could not be looked up just now (${verdict.reason}); retry shortly.`, { headers: { "retry-after": "2" } });
+  }
+  return { webhookUrl: [verdict.reason] };
 }

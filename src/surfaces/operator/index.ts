@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../app-context.ts";
+import { answerNoStore } from "../../http/no-store.ts";
 import { createOperatorGuard } from "../../operators/operator-guard.ts";
 import * as cancelWorkItem from "./cancel-work-item.ts";
 import * as getWorkItem from "./get-work-item.ts";
@@ -25,6 +26,7 @@ export { OPERATOR_SECURITY_SCHEME } from "./schemas.ts";
 export async function registerOperator(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const guard = createOperatorGuard(ctx);
   await app.register(async (surface) => {
+    answerNoStore(surface);
     surface.addHook("onRequest", guard);
     for (const operation of operations) operation.register(surface, ctx);
   });

@@ -79,6 +79,11 @@ export const OperatorOverview = Type.Object(
       nextPassAt: Nullable(Timestamp("when the schedule next starts a pass")),
       pausedWorkTypes: Type.Array(Type.String(), { description: "work types the bot does not file now" }),
       breaker: Type.Union([Type.Literal("closed"), Type.Literal("open"), Type.Literal("halfOpen")], { description: "the shared circuit breaker in front of the authority" }),
+      breakerReason: Nullable(
+        Type.String({
+          description: "why filing stopped when the authority refused our calls themselves (401, 403, 404, 405 at submit: check AUTHORITY_URL and the credentials); null when the breaker is closed or opened for failures in a row",
+        }),
+      ),
     }),
   },
   {
@@ -118,6 +123,7 @@ export const OperatorOverview = Type.Object(
           nextPassAt: "2026-11-23T10:01:00.000Z",
           pausedWorkTypes: [],
           breaker: "closed",
+          breakerReason: null,
         },
       },
     ],

@@ -69,6 +69,47 @@ for (const backend of await availableBackends()) {
       }
     });
 
+    test("an impossible calendar date is a 400 naming exportDate, not a date rolled over into the next month", async () => {
+      const before = await t.countRows();
+      for (const exportDate of ["2027-02-30T00:00:00Z", "2027-04-31T00:00:00Z", "2027-02-29T00:00:00Z", "2100-02-29T00:00:00", "2027-13-01T00:00:00Z", "2027-06-00T00:00:00Z", "0000-06-01T00:00:00Z"]) {
+        const response = await add(validWorkItem({ customerReference: `impossible-${exportDate}`, exportDate }));
+        assert.equal(response.statusCode, 400, `${exportDate}: ${response.body}`);
+        assert.ok(problem(response).errors?.exportDate?.length, `${exportDate}: ${response.body}`);
+      }
+      assert.deepEqual(await t.countRows(), before, "a refused date stores nothing");
+      for (const [exportDate, stored] of [
+        ["2028-02-29T00:00:00Z", "2028-02-29T00:00:00.000Z"],
+        ["2000-02-29T12:00:00Z", "2000-02-29T12:00:00.000Z"],
+        ["2027-04-30T23:59:59Z", "2027-04-30T23:59:59.000Z"],
+      ]) {
+        const response = await add(validWorkItem({ customerReference: `possible-${exportDate}`, exportDate }));
+        assert.equal(response.statusCode, 200, `${exportDate}: ${response.body}`);
+        const shown = await t.app.inject({ url: `/api/AuthorityRvdm/WorkItem/${response.json<{ workItemId: number }>().workItemId}`, headers: bearer(tenant.token) });
+        assert.equal(shown.json<{ request: { exportDate: string } }>().request.exportDate, stored);
+      }
+    });
+
+    test("deadlineAt keeps the year of exportDate for the years 0–99 too", async () => {
+      // Monday 1 June 0099 (as in 2099: the calendar repeats every 400 years) → back over the
+      // weekend to Thursday 28 May or earlier, at 12:00 local mean time (+00:17:30) in Amsterdam.
+      const cases: Array<[string, RegExp]> = [
+        ["0099-06-01T08:00:00Z", /^0099-05-2[5-8]T11:42:30\.000Z$/],
+        ["0001-03-15T08:00:00Z", /^0001-03-1[0-3]T11:42:30\.000Z$/],
+        ["0100-06-01T08:00:00Z", /^0100-05-2[5-8]T11:42:30\.000Z$/],
+        // Monday 3 January of year 1 would be due in year 0, which PostgreSQL cannot hold: due at the first instant of year 1.
+        ["0001-01-03T08:00:00Z", /^0001-01-01T00:00:00\.000Z$/],
+      ];
+      for (const [exportDate, deadline] of cases) {
+        const response = await add(validWorkItem({ customerReference: `early-${exportDate}`, exportDate }));
+        assert.equal(response.statusCode, 200, `${exportDate}: ${response.body}`);
+        const shown = await t.app.inject({ url: `/api/AuthorityRvdm/WorkItem/${response.json<{ workItemId: number }>().workItemId}`, headers: bearer(tenant.token) });
+        const view = shown.json<{ deadlineAt: string; request: { exportDate: string } }>();
+        assert.equal(view.request.exportDate, exportDate.replace("Z", ".000Z"));
+        assert.match(view.deadlineAt, deadline, exportDate);
+        assert.ok(![0, 6].includes(new Date(view.deadlineAt).getUTCDay()), `${view.deadlineAt} is a working day`);
+      }
+    });
+
     test("lists every validation problem at once as problem+json", async () => {
       const before = await t.countRows();
       const response = await add({

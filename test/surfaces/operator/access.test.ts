@@ -74,6 +74,16 @@ for (const backend of await availableBackends()) {
       }
     });
 
+    test("every operator route answers Cache-Control: no-store, to an operator and to a refused caller alike", async () => {
+      // A viewer: the reads answer 200, the state-changing routes 403, and nothing changes for the tests after this one.
+      for (const operation of operatorRoutes) {
+        for (const [who, headers] of [["viewer", bearer(viewer.token)], ["integrator", bearer(tenant.token)], ["nobody", {}]] as const) {
+          const response = await call(operation, headers);
+          assert.equal(response.headers["cache-control"], "no-store", `${describeOperation(operation)} as ${who}: ${response.statusCode}`);
+        }
+      }
+    });
+
     test("an integrator's token is a 403 on every operator route, and asks for no other token", async () => {
       for (const operation of operatorRoutes) {
         const response = await call(operation, bearer(tenant.token));

@@ -88,7 +88,7 @@ for (const backend of await availableBackends()) {
         assert.equal(again.statusCode, 409, again.body);
         assert.match(String(again.headers["content-type"]), /application\/problem\+json/);
         assert.equal((await stop(987_654_321, { reason: "x" })).statusCode, 404);
-        const due = await t.store.claimWebhookDeliveries({ companyId: tenant.companyId, owner: "d", now: new Date(Date.now() + 86_400_000).toISOString(), leaseExpiresAt: new Date(Date.now() + 90_000_000).toISOString(), limit: 10 });
+        const due = await t.store.claimWebhookDeliveries({ companyId: tenant.companyId, owner: "d", now: new Date(Date.now() + 86_400_000).toISOString(), leaseExpiresAt: new Date(Date.now() + 90_000_000).toISOString(), limit: 10, maxInFlight: 10 });
         assert.deepEqual(due, [], "a stopped delivery is never attempted again");
 
         const audit = (await t.app.inject({ url: "/api/Operator/Audit", headers: bearer(ops.token) })).json<{ entries: Array<{ action: string; reason: string; target: Record<string, unknown> }> }>();
