@@ -53,7 +53,10 @@ export interface MorningScene extends BrowserScene {
 }
 
 export async function withMorningScene(morning: Morning, body: (scene: MorningScene) => Promise<void>): Promise<void> {
-  const t = await createTestApp(sqliteBackend, { AUTHORITY_MAX_RPS: "0", WEBHOOK_TIMEOUT_MS: "2000", CONSOLE_TZ: "Europe/Amsterdam" });
+  // The receivers' hosts resolved when the items were accepted (intake fails closed on a name that
+  // does not) and stopped resolving since: the customer is moving hosts, as the stop's reason says.
+  const resolvedAtIntake = async () => [{ address: "93.184.215.14", family: 4 as const }];
+  const t = await createTestApp(sqliteBackend, { AUTHORITY_MAX_RPS: "0", WEBHOOK_TIMEOUT_MS: "2000", CONSOLE_TZ: "Europe/Amsterdam" }, { webhookLookup: resolvedAtIntake });
   try {
     const baseUrl = await t.app.listen({ host: "127.0.0.1", port: 0 });
     const admin = await createOperatorAccount(t.store, { email: "ops@example.com", role: "admin" });

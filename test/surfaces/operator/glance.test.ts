@@ -70,7 +70,7 @@ for (const backend of await availableBackends()) {
       try {
         const tenant = await t.tenant(2502);
         const ops = await createTestOperator(t.store, "operator");
-        const payload = validWorkItem({ webhookUrl: "http://receiver.invalid/hooks" });
+        const payload = validWorkItem({ webhookUrl: "http://127.0.0.1:9/hooks" });
         assert.equal((await t.app.inject({ method: "POST", url: "/api/AuthorityRvdm/AddWorkItemCreate", headers: bearer(tenant.token), payload })).statusCode, 200);
         await runOneBotPass(t);
         const [row] = await t.query<{ delivery_id: number | string }>("SELECT delivery_id FROM webhook_outbox WHERE company_id = $1", [tenant.companyId]);
