@@ -44,7 +44,8 @@ for (const backend of await availableBackends()) {
       const log = capture();
       const config = loadConfig({ DATABASE_URL: fresh.databaseUrl, JWT_SECRET: TEST_JWT_SECRET, LOG_LEVEL: "info", RATE_LIMIT_TENANT_RPS: "0" });
       const logger = createLogger(config, log.stream);
-      const app = await buildApp(config, { store: fresh.store, logger });
+      // Intake checks a webhook host by resolving it: this one resolves to a public address here.
+      const app = await buildApp(config, { store: fresh.store, logger, webhookLookup: async () => [{ address: "93.184.215.14", family: 4 }] });
       try {
         const key = await createKey(fresh.store, { companyId: 91 });
         const hook = await createWebhookSecrets(fresh.store, config).current(91);
