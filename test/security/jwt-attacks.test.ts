@@ -85,6 +85,11 @@ for (const backend of await availableBackends()) {
       ids.deliveryId = Number(delivery!.delivery_id);
       const added = await t.app.inject({ method: "POST", url: "/api/AuthorityRvdm/AddWorkItemCreate", headers: bearer(victim.token), payload: validWorkItem({ customerReference: "VICTIM-SECRET-REF" }) });
       Object.assign(ids, added.json<{ workItemId: number; workBatchId: number }>());
+      // Originals of their own for the change and the withdrawal (which cancels its original).
+      for (const name of ["changed", "withdrawn"]) {
+        const original = await t.app.inject({ method: "POST", url: "/api/AuthorityRvdm/AddWorkItemCreate", headers: bearer(victim.token), payload: validWorkItem({ customerReference: `VICTIM-${name}` }) });
+        ids[name] = original.json<{ workItemId: number }>().workItemId;
+      }
       operations = (await apiOperations(t.app)).filter((operation) => operation.protected);
     });
     after(() => t.close());
@@ -98,7 +103,13 @@ for (const backend of await availableBackends()) {
       let checked = 0;
       for (const operation of operations) {
         const url = fillPath(operation, ids);
-        const body = operation.path.endsWith("AddWorkItemCreate") ? validWorkItem() : exampleBody(operation);
+        const body = operation.path.endsWith("AddWorkItemCreate")
+          ? validWorkItem()
+          : operation.path.endsWith("AddWorkItemChange")
+            ? { originalWorkItemId: ids.changed, customerReference: "VICTIM-C", changes: { plannedLoad: 2 } }
+            : operation.path.endsWith("AddWorkItemWithdraw")
+              ? { originalWorkItemId: ids.withdrawn, customerReference: "VICTIM-W", reason: "called off" }
+              : exampleBody(operation);
         // The legitimate token gets through (so the refusals below are the token's doing).
         const legit = await t.app.inject({ method: operation.method, url, headers: { ...bearer(victim.token), "content-type": "application/json" }, ...(operation.jsonBody ? { payload: JSON.stringify(body) } : {}) });
         assert.ok(legit.statusCode < 400, `${describeOperation(operation)} with the real token: ${legit.statusCode} ${legit.body}`);

@@ -295,17 +295,17 @@ for (const backend of await availableBackends()) {
     }));
 
     test("the authority breaker: closed until opened, one probe claim wins, and closing resets it", () => withStore(backend, async (store) => {
-      assert.deepEqual(await store.getAuthorityBreaker("sim"), { state: "closed", until: null });
+      assert.deepEqual(await store.getAuthorityBreaker("sim"), { state: "closed", until: null, reason: null });
       await store.openAuthorityBreaker("sim", { until: at(60), now: at(0) });
-      assert.deepEqual(await store.getAuthorityBreaker("sim"), { state: "open", until: at(60) });
-      assert.deepEqual(await store.getAuthorityBreaker("other"), { state: "closed", until: null }, "one breaker per authority");
+      assert.deepEqual(await store.getAuthorityBreaker("sim"), { state: "open", until: at(60), reason: null });
+      assert.deepEqual(await store.getAuthorityBreaker("other"), { state: "closed", until: null, reason: null }, "one breaker per authority");
       assert.equal(await store.claimAuthorityBreakerProbe("sim", { owner: "a", until: at(70), now: at(59) }), false, "not before it is due");
       const claims = await Promise.all(["a", "b", "c"].map((owner) => store.claimAuthorityBreakerProbe("sim", { owner, until: at(70), now: at(60) })));
       assert.deepEqual(claims.filter(Boolean).length, 1, "one probe");
-      assert.deepEqual(await store.getAuthorityBreaker("sim"), { state: "halfOpen", until: at(70) });
+      assert.deepEqual(await store.getAuthorityBreaker("sim"), { state: "halfOpen", until: at(70), reason: null });
       assert.equal(await store.claimAuthorityBreakerProbe("sim", { owner: "b", until: at(80), now: at(71) }), true, "a probe whose turn ran out is given to another");
       await store.closeAuthorityBreaker("sim", at(72));
-      assert.deepEqual(await store.getAuthorityBreaker("sim"), { state: "closed", until: null });
+      assert.deepEqual(await store.getAuthorityBreaker("sim"), { state: "closed", until: null, reason: null });
       assert.equal(await store.claimAuthorityBreakerProbe("sim", { owner: "a", until: at(90), now: at(73) }), false, "no probe while closed");
     }));
 
