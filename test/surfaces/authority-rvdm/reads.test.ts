@@ -34,7 +34,7 @@ for (const backend of await availableBackends()) {
       assert.equal(response.statusCode, 200);
       const item = response.json();
       assert.deepEqual(Object.keys(item).sort(), [
-        "attempts", "authority", "completedAt", "createdAt", "customerReference", "deadlineAt", "documentReference", "error", "request", "result", "status", "updatedAt", "webhookUrl", "workBatchId", "workItemId", "workType",
+        "attempts", "authority", "completedAt", "createdAt", "customerReference", "deadlineAt", "documentReference", "error", "kind", "originalWorkItemId", "request", "result", "revision", "status", "updatedAt", "webhookUrl", "workBatchId", "workItemId", "workType",
       ]);
       assert.deepEqual(item.authority, { applicationNumber: null, registrationNumber: null, submittedAt: null, decidedAt: null });
       assert.match(item.deadlineAt, /^\d{4}-\d{2}-\d{2}T\d{2}:00:00\.000Z$/);
