@@ -30,6 +30,7 @@ import { isRetryable, nextAttemptAt, type BackoffPolicy } from "../lib/backoff.t
 import { forEachConcurrently, Wakeup } from "../lib/concurrency.ts";
 import { StoreUnavailableError } from "../store/errors.ts";
 import type { DueItem, ItemOutcome, ItemToPoll, Store } from "../store/store.ts";
+import { originalClosed } from "../domain/follow-ups.ts";
 import { BREAKER_OPEN, type AuthorityGate } from "./authority-gate.ts";
 
 /** What `bot run-once` prints. */
@@ -366,10 +367,10 @@ async function submitItem(pass: Pass, item: DueItem): Promise<StepResult> {
 
 /** Why a change or withdrawal fails without a call, if it does (SPEC §15). */
 function refusedWithoutCall(item: DueItem, now: Date): ItemOutcome | undefined {
-  const original = item.original;
-  if (!original || !original.applicationNumber || (original.status !== "Submitted" && original.status !== "Successful")) {
-    const message = `The original work item ${original?.workItemId ?? "?"} is ${original?.status ?? "gone"}; this was not filed.`;
-    return { kind: "failed", error: { code: "ORIGINAL_CLOSED", message, details: [] } };
+  // A change or withdrawal always names its original (a CHECK of migration 0013).
+  const original = item.original!;
+  if (!original.applicationNumber || (original.status !== "Submitted" && original.status !== "Successful")) {
+    return { kind: "failed", error: originalClosed(original.workItemId, original.status) };
   }
   if (item.kind === "change" && item.deadlineAt !== null && now.getTime() > Date.parse(item.deadlineAt)) {
     const message = `The change cutoff (${item.deadlineAt}) passed before the change could be filed.`;

@@ -26,7 +26,7 @@ export const isoOrNull = (value: Timestamp | null): string | null => (value === 
 const parsed = <T>(value: Json | null): T | null => (value === null ? null : ((typeof value === "string" ? JSON.parse(value) : value) as T));
 
 /** The stored body; exportDate as the UTC instant with Z even in rows stored before intake normalised it. */
-function storedRequest(value: Json): Record<string, unknown> {
+export function storedRequest(value: Json): Record<string, unknown> {
   const request = parsed<Record<string, unknown>>(value) ?? {};
   const exportDate = request.exportDate;
   if (typeof exportDate === "string" && !exportDate.endsWith("Z")) {

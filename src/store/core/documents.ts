@@ -9,7 +9,7 @@
  * cannot close it half-way through.
  */
 import type { DatabasePort, Queryable } from "../port.ts";
-import { iso, type WorkItemRow } from "../rows.ts";
+import { iso, storedRequest, type WorkItemRow } from "../rows.ts";
 import type { AddFollowUpOutcome, FollowUpRefusal, ItemClaim, NewFollowUp } from "../store.ts";
 import type { DocumentChangeResult, WorkItemStatus } from "../../domain/views.ts";
 import { DOCUMENT_SQL } from "./sql-documents.ts";
@@ -105,7 +105,7 @@ async function applyToOriginal(
     return {};
   }
   const original = await tx.one<{ request: string | Record<string, unknown> }>(DOCUMENT_SQL.originalRequest, [companyId, originalWorkItemId]);
-  const current = typeof original!.request === "string" ? (JSON.parse(original!.request) as Record<string, unknown>) : original!.request;
+  const current = storedRequest(original!.request);
   const changed = await tx.one<MovedRow>(DOCUMENT_SQL.changeOriginal, [
     companyId,
     originalWorkItemId,
@@ -126,7 +126,7 @@ async function applyToOriginal(
 export async function recordApplied(tx: Queryable, claim: ItemClaim, now: string): Promise<boolean> {
   const followUp = await tx.one<WorkItemRow & { request: string | Record<string, unknown> }>(DOCUMENT_SQL.lockClaimedFollowUp, [claim.companyId, claim.workItemId, claim.owner]);
   if (!followUp || followUp.original_work_item_id === null || followUp.kind === "create") return false;
-  const request = typeof followUp.request === "string" ? (JSON.parse(followUp.request) as Record<string, unknown>) : followUp.request;
+  const request = storedRequest(followUp.request);
   const events: PendingEvents = [];
   const result = await applyToOriginal(
     tx,
@@ -184,8 +184,8 @@ function refusalFor(original: Original, input: NewFollowUp): FollowUpRefusal | u
   return undefined;
 }
 
-const exportDateOf = (request: unknown): number => {
-  const value = (typeof request === "string" ? (JSON.parse(request) as Record<string, unknown>) : (request as Record<string, unknown>)).exportDate;
+const exportDateOf = (request: WorkItemRow["request"]): number => {
+  const value = storedRequest(request).exportDate;
   return typeof value === "string" ? Date.parse(value) : Number.NaN;
 };
 

@@ -24,7 +24,8 @@
 import type { Queryable, Statement } from "../port.ts";
 import { iso, type WorkItemRow } from "../rows.ts";
 import type { OperatorAction, WebhookEventType } from "../store.ts";
-import type { WorkItemError, WorkItemStatus } from "../../domain/views.ts";
+import { originalClosed } from "../../domain/follow-ups.ts";
+import type { WorkItemStatus } from "../../domain/views.ts";
 import { NO_DEADLINE } from "../../scheduler/order.ts";
 import { emitEvents } from "./events.ts";
 import { FILING_SQL } from "./sql-filing.ts";
@@ -138,7 +139,7 @@ async function advanceFollowUps(tx: Queryable, row: MovedRow, from: WorkItemStat
     const next = await tx.all<MovedRow>(FILING_SQL.releaseNextFollowUp, [companyId, originalId]);
     await settle(tx, next, { companyId, now, from: "New", history: [] }, pending);
   } else if (CLOSED.has(originalStatus)) {
-    const error: WorkItemError = { code: "ORIGINAL_CLOSED", message: `The original work item ${originalId} is ${originalStatus}; this was not filed.`, details: [] };
+    const error = originalClosed(originalId, originalStatus);
     const failed = await tx.all<MovedRow>(FILING_SQL.failWaitingFollowUps, [companyId, originalId, JSON.stringify(error), now]);
     failed.sort((a, b) => Number(a.work_item_id) - Number(b.work_item_id));
     await settle(tx, failed, { companyId, now, from: "New", history: [{ kind: "status", status: "Failed", detail: error.message }], event: "workitem.failed" }, pending);
