@@ -211,6 +211,11 @@ for (const backend of await availableBackends()) {
         });
         assert.equal(foreign.statusCode, 404);
         assert.equal((await r.withdraw(999_999)).statusCode, 404);
+        for (const id of [5.4e202, Number.MAX_SAFE_INTEGER + 2]) {
+          const huge = await r.change(id, { plannedLoad: 3 });
+          assert.equal(huge.statusCode, 400, `an id beyond the safe integers (${id}) is a bad request, not a store error`);
+          assert.ok(huge.json<{ errors: Record<string, string[]> }>().errors.originalWorkItemId);
+        }
 
         const empty = await r.change(original.workItemId, {});
         assert.equal(empty.statusCode, 400);

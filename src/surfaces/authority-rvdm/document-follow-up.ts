@@ -9,13 +9,14 @@ import type { AppContext } from "../../app-context.ts";
 import { BatchKey, WORK_TYPE_AUTHORITY_RVDM } from "../../domain/views.ts";
 import { ApiError } from "../../errors.ts";
 import type { AddFollowUpOutcome, NewFollowUp } from "../../store/store.ts";
+import { PositiveId } from "../shared/ids.ts";
 import { hashBody, holdingIdempotencyKey, idempotencyRecord, IdempotencyReplayedHeader, keyReused } from "../shared/idempotency.ts";
 import { AuthorityRvdmWorkItemCreate, webhookTargetErrors } from "./add-work-item-create.ts";
 import { workItemNotFound } from "./get-work-item.ts";
 
 /** The fields of a change or withdrawal besides what it changes: its original and the create's own references. */
 export const followUpFields = {
-  originalWorkItemId: Type.Integer({ minimum: 1, description: "the create item whose document this changes or withdraws", examples: [4711] }),
+  originalWorkItemId: PositiveId("the create item whose document this changes or withdraws"),
   customerReference: AuthorityRvdmWorkItemCreate.properties.customerReference,
   documentReference: AuthorityRvdmWorkItemCreate.properties.documentReference,
   webhookUrl: AuthorityRvdmWorkItemCreate.properties.webhookUrl,
