@@ -9,7 +9,7 @@ import { availableParallelism, cpus, loadavg, release, totalmem } from "node:os"
 import { join, relative } from "node:path";
 import { mergeLoads, type LoaderName } from "./lib/load.ts";
 import { measure, type MeasureContext, type MeasureInput } from "./lib/measure.ts";
-import type { BenchReport, Check, Measurement, ProfileSummary } from "./lib/model.ts";
+import type { BenchReport, Check, Measurement, ProfileSummary, SideBySide } from "./lib/model.ts";
 import { parseOptions, USAGE, type BenchOptions, type RouteName } from "./lib/options.ts";
 import { hasCommand, stopAllOnSignals } from "../scripts/lib/processes.ts";
 import { choosePinning } from "./lib/processes.ts";
@@ -17,6 +17,7 @@ import { summariseProfile } from "./lib/profile.ts";
 import { consoleTable, errorsOf, markdown, svgChart } from "./lib/report.ts";
 import { baselineTemplates, templatesFor, type BenchTenant, type RequestTemplate } from "./lib/routes.ts";
 import { buildProduction, createTenants, login, ROOT, seedItems, startCeiling, startHelperServer, startServer, type Started } from "./lib/setup.ts";
+import { buildRevision, type SideBuild } from "./lib/side-build.ts";
 import { postgresBenchStore, sqliteBenchStore, type BenchStore } from "./lib/stores.ts";
 import { evaluateTargets } from "./lib/targets.ts";
 
@@ -69,12 +70,12 @@ interface Session {
   ledger: IntakeLedger;
 }
 
-async function openSession(options: BenchOptions, label: string, serverCpus: string | undefined): Promise<Session> {
+async function openSession(options: BenchOptions, label: string, serverCpus: string | undefined, root = ROOT): Promise<Session> {
   const store = options.store === "sqlite" ? sqliteBenchStore(options.keep) : await postgresBenchStore(options.postgresUrl, options.keep, label);
   log(`${label}: ${store.description}; creating ${options.companies} companies and keys with the CLI`);
   let created;
   try {
-    created = await createTenants(store, options.companies);
+    created = await createTenants(store, options.companies, root);
   } catch (error) {
     await store.cleanup();
     if (options.store === "postgres") {
@@ -82,7 +83,7 @@ async function openSession(options: BenchOptions, label: string, serverCpus: str
     }
     throw error;
   }
-  const server = await startServer(store, serverCpus);
+  const server = await startServer(store, serverCpus, [], root);
   const baseUrl = `http://127.0.0.1:${server.port}`;
   const tenants: BenchTenant[] = [];
   for (const t of created) tenants.push({ ...t, token: await login(baseUrl, t.apiKey, t.secret), itemIds: [] });
@@ -126,8 +127,17 @@ async function main(): Promise<number> {
   const measurements: Measurement[] = [];
   const checks: Check[] = [];
   const profiles: ProfileSummary[] = [];
+  const sideBySide: SideBySide[] = [];
   const notes: string[] = [];
   const cleanups: Array<() => Promise<void>> = [];
+  let sideBuild: SideBuild | undefined;
+  if (options.against) {
+    log(`building ${options.against}'s src/ with this checkout's harness`);
+    sideBuild = await buildRevision(options.against, options.keep);
+    const built = sideBuild;
+    cleanups.push(async () => built.remove());
+    log(`${options.against} is ${built.commit.slice(0, 10)}, built in ${built.root}`);
+  }
 
   const ceiling = await startCeiling(pinning?.server);
   cleanups.push(async () => void (await ceiling.stop()));
@@ -202,7 +212,20 @@ async function main(): Promise<number> {
         s.server = await startServer(s.store, pinning?.server);
       }
     };
-    for (const route of options.routes) await measureRoute(main, route);
+    if (sideBuild) {
+      const other = await openSession(options, "against", pinning?.server, sideBuild.root);
+      cleanups.push(async () => {
+        await other.server.stop();
+        await other.store.cleanup();
+      });
+      const againstLabel = `${sideBuild.revision === sideBuild.commit.slice(0, sideBuild.revision.length) ? "" : `${sideBuild.revision} `}${sideBuild.commit.slice(0, 7)}`;
+      for (const route of options.routes) {
+        sideBySide.push(await measureSideBySide(ctx, route, options, { label: "this build", session: main }, { label: againstLabel, session: other }, ceilingFor, record));
+      }
+      checks.push(other.ledger.check(`${againstLabel}: every acknowledged item is stored`, await other.store.countItems()));
+    } else {
+      for (const route of options.routes) await measureRoute(main, route);
+    }
     checks.push(main.ledger.check("every acknowledged item is stored", await main.store.countItems()));
 
     if (options.baselinePg) {
@@ -259,6 +282,7 @@ async function main(): Promise<number> {
     checks,
     targets: evaluateTargets(measurements, options.store),
     profiles,
+    sideBySide,
     notes,
   };
   const files = { json: join(resultsDir, `${base}.json`), md: join(resultsDir, `${base}.md`), svg: join(resultsDir, `${base}.svg`) };
@@ -267,6 +291,60 @@ async function main(): Promise<number> {
   writeFileSync(files.md, markdown(report, `${base}.svg`));
   process.stdout.write(`\n${consoleTable(report)}\n\nwrote ${Object.values(files).map((f) => relative(ROOT, f)).join(", ")}\n`);
   return checks.every((c) => c.ok) ? 0 : 1;
+}
+
+/**
+ * One route on two servers, each paired with the ceiling, in alternating rounds: this build,
+ * the other, this build, … Whatever else the machine does falls on both alike, and each
+ * round's ratio shows how far the rounds agree.
+ */
+async function measureSideBySide(
+  ctx: MeasureContext,
+  route: RouteName,
+  options: BenchOptions,
+  ours: { label: string; session: Session },
+  theirs: { label: string; session: Session },
+  ceilingFor: (route: string, method: "GET" | "POST") => MeasureInput,
+  record: (result: { route: Measurement; ceiling?: Measurement }) => void,
+): Promise<SideBySide> {
+  const runs = { ours: [] as Measurement[], theirs: [] as Measurement[] };
+  for (let round = 1; round <= options.rounds; round++) {
+    for (const [side, build] of [["ours", ours], ["theirs", theirs]] as const) {
+      const { session } = build;
+      const result = await measure(
+        ctx,
+        {
+          name: route,
+          target: "server",
+          method: METHOD[route],
+          phase: `${build.label}, round ${round}/${options.rounds}`,
+          pid: session.server.pid,
+          port: session.server.port,
+          requests: templatesFor(route, session.tenants),
+          countAnswers: route === "AddWorkItemCreate",
+        },
+        ceilingFor(route, METHOD[route]),
+      );
+      if (route === "AddWorkItemCreate") session.ledger.record(result.route, options.connections);
+      record(result);
+      runs[side].push(result.route);
+    }
+  }
+  const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
+  const toCeiling = (ms: Measurement[]) => mean(ms.map((m) => m.ratioToCeiling ?? 0));
+  const cpuToCeiling = (ms: Measurement[]) => mean(ms.map((m) => m.cpuRatioToCeiling ?? 0));
+  const summary: SideBySide = {
+    route,
+    against: theirs.label,
+    thisToCeiling: toCeiling(runs.ours),
+    againstToCeiling: toCeiling(runs.theirs),
+    ratio: toCeiling(runs.ours) / toCeiling(runs.theirs),
+    cpuRatio: cpuToCeiling(runs.ours) / cpuToCeiling(runs.theirs),
+    roundRatios: runs.ours.map((m, i) => (m.ratioToCeiling ?? 0) / (runs.theirs[i]!.ratioToCeiling ?? 1)),
+    p99Ms: { this: Math.max(...runs.ours.map((m) => m.load.latencyMs.p99)), against: Math.max(...runs.theirs.map((m) => m.load.latencyMs.p99)) },
+  };
+  log(`  ${route}: this build ${(summary.thisToCeiling * 100).toFixed(1)}% of the ceiling, ${theirs.label} ${(summary.againstToCeiling * 100).toFixed(1)}%: ${summary.ratio.toFixed(2)}× (rounds ${summary.roundRatios.map((r) => r.toFixed(2)).join(", ")})`);
+  return summary;
 }
 
 /** One transaction per request over a plain pg pool, on the same machine, run and schema shape. */

@@ -45,6 +45,23 @@ export interface ProfileSummary {
   totalMs: number;
   topFunctions: Array<{ name: string; where: string; selfMs: number; percent: number }>;
   byArea: Array<{ area: string; selfMs: number; percent: number }>;
+  /** Where a request's time goes: parse, validate, auth, store, serialize, hooks, logging. */
+  byPhase: Array<{ phase: string; ms: number; percent: number }>;
+}
+
+/** One route measured on this build and on another revision's, in alternating rounds (`--against`). */
+export interface SideBySide {
+  route: string;
+  against: string;
+  /** The mean over the rounds of each build's requests/s over its paired ceiling. */
+  thisToCeiling: number;
+  againstToCeiling: number;
+  /** thisToCeiling / againstToCeiling, and the same for the CPU cost per request. */
+  ratio: number;
+  cpuRatio: number;
+  /** Each round's ratio, to see the spread. */
+  roundRatios: number[];
+  p99Ms: { this: number; against: number };
 }
 
 export interface BenchReport {
@@ -60,5 +77,6 @@ export interface BenchReport {
   checks: Check[];
   targets: Target[];
   profiles: ProfileSummary[];
+  sideBySide: SideBySide[];
   notes: string[];
 }

@@ -22,6 +22,10 @@ export interface BenchOptions {
   postgresUrl: string;
   keep: boolean;
   tag: string | undefined;
+  /** A git revision whose server is measured beside this one's, in alternating rounds. */
+  against: string | undefined;
+  /** With `against`: how many alternating rounds per route. */
+  rounds: number;
 }
 
 export const USAGE = `usage: npm run bench -- [flags]
@@ -38,7 +42,10 @@ export const USAGE = `usage: npm run bench -- [flags]
   --profile                 run each route in its own server under node --cpu-prof
   --postgres-url URL        server for --store postgres (default postgres://root@127.0.0.1:5432/test)
   --keep                    keep the temp data folder / PostgreSQL schema afterwards
-  --tag NAME                added to the result file names`;
+  --tag NAME                added to the result file names
+  --against REV             also build REV's src/ with this harness and measure its server beside this
+                            one, route by route in alternating rounds; reports this / REV per route
+  --rounds N                with --against: alternating rounds per route (default 2)`;
 
 function positive(name: string, text: string | undefined, fallback: number): number {
   if (text === undefined) return fallback;
@@ -67,6 +74,8 @@ export function parseOptions(argv: string[]): BenchOptions {
       "postgres-url": { type: "string", default: "postgres://root@127.0.0.1:5432/test" },
       keep: { type: "boolean", default: false },
       tag: { type: "string" },
+      against: { type: "string" },
+      rounds: { type: "string" },
       help: { type: "boolean", default: false },
     },
   });
@@ -86,6 +95,8 @@ export function parseOptions(argv: string[]): BenchOptions {
       return route;
     });
   if (values.tag !== undefined && !/^[A-Za-z0-9._-]{1,40}$/.test(values.tag)) throw new Error("--tag may hold letters, digits, . _ - only");
+  if (values.against !== undefined && !/^[A-Za-z0-9._/^~-]{1,80}$/.test(values.against)) throw new Error("--against takes a git revision (a commit, branch or tag)");
+  if (values.against !== undefined && (values.profile || values.growth)) throw new Error("--against measures the routes only: leave out --profile and --growth");
   return {
     store: values.store,
     durationSeconds: positive("duration", values.duration, 10),
@@ -101,5 +112,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     postgresUrl: values["postgres-url"],
     keep: values.keep,
     tag: values.tag,
+    against: values.against,
+    rounds: Math.round(positive("rounds", values.rounds, 2)),
   };
 }

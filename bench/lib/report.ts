@@ -35,6 +35,19 @@ function ceilingText(report: BenchReport): string {
   return `${one("GET")}, ${one("POST")}`;
 }
 
+/** `--against`: each route's share of the ceiling on both builds, and their ratio (a Markdown table). */
+function sideBySideTable(report: BenchReport): string[] {
+  const against = report.sideBySide[0]!.against;
+  return [
+    `| route | this build | ${against} | this / ${against} (req/s) | rounds | this / ${against} (CPU cost) | p99 ms this, ${against} |`,
+    "|---|---:|---:|---:|---|---:|---:|",
+    ...report.sideBySide.map(
+      (s) =>
+        `| ${s.route} | ${pct(s.thisToCeiling)} | ${pct(s.againstToCeiling)} | ${s.ratio.toFixed(2)}× | ${s.roundRatios.map((r) => r.toFixed(2)).join(", ")} | ${s.cpuRatio.toFixed(2)}× | ${ms(s.p99Ms.this)}, ${ms(s.p99Ms.against)} |`,
+    ),
+  ];
+}
+
 export function consoleTable(report: BenchReport): string {
   const table = [COLUMNS, ...rows(report)];
   const widths = COLUMNS.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
@@ -44,6 +57,7 @@ export function consoleTable(report: BenchReport): string {
   out.push(`ceiling (bare node:http, paired slices): ${ceilingText(report)}`);
   for (const check of report.checks) out.push(`${check.ok ? "PASS" : "FAIL"}  ${check.name}: ${check.detail}`);
   for (const target of report.targets) out.push(`${target.met ? "met " : "MISS"}  ${target.name}: ${target.measured} (goal ${target.goal})`);
+  if (report.sideBySide.length > 0) out.push("", ...sideBySideTable(report));
   for (const note of report.notes) out.push(`note: ${note}`);
   return out.join("\n");
 }
@@ -76,10 +90,13 @@ export function markdown(report: BenchReport, svgFile: string): string {
     "|---|---|---|---|",
     ...report.targets.map((t) => `| ${t.name} | ${t.goal} | ${t.measured} | ${t.met ? "yes" : "**no**"} |`),
   ];
+  if (report.sideBySide.length > 0) out.push("", "## Side by side", "", ...sideBySideTable(report));
   if (report.profiles.length > 0) {
     out.push("", "## CPU profiles (self time)", "");
     for (const profile of report.profiles) {
-      out.push(`### ${profile.route}`, "", `\`${profile.file}\`, ${int(profile.totalMs)} ms sampled`, "", "| function | where | self ms | % |", "|---|---|---:|---:|");
+      out.push(`### ${profile.route}`, "", `\`${profile.file}\`, ${int(profile.totalMs)} ms sampled`, "", "| phase | ms | % |", "|---|---:|---:|");
+      for (const p of profile.byPhase) out.push(`| ${p.phase} | ${int(p.ms)} | ${p.percent.toFixed(1)} |`);
+      out.push("", "| function | where | self ms | % |", "|---|---|---:|---:|");
       for (const f of profile.topFunctions) out.push(`| ${f.name} | ${f.where} | ${int(f.selfMs)} | ${f.percent.toFixed(1)} |`);
       out.push("", "| area | self ms | % |", "|---|---:|---:|");
       for (const a of profile.byArea) out.push(`| ${a.area} | ${int(a.selfMs)} | ${a.percent.toFixed(1)} |`);

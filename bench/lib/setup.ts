@@ -41,8 +41,9 @@ export function serverEnv(store: BenchStore): NodeJS.ProcessEnv {
 }
 
 /** The production build on a free loopback port; at LOG_LEVEL=warn it is ready when /healthz answers. */
-export async function startServer(store: BenchStore, cpus: string | undefined, nodeFlags: string[] = []): Promise<Started> {
-  return startServerProcess(serverEnv(store), { launcher: "build", port: await freePort(), readyBy: "healthz", readyTimeoutMs: 30_000, cpus, nodeFlags, stopGraceMs: STOP_GRACE_MS });
+/** `root`: the folder whose dist/ runs, the repository's own unless a side-by-side build's. */
+export async function startServer(store: BenchStore, cpus: string | undefined, nodeFlags: string[] = [], root = ROOT): Promise<Started> {
+  return startServerProcess(serverEnv(store), { launcher: "build", port: await freePort(), readyBy: "healthz", readyTimeoutMs: 30_000, cpus, nodeFlags, stopGraceMs: STOP_GRACE_MS, cwd: root });
 }
 
 /** Starts one of bench/servers/*.mjs on a free port; each prints `listening <port>` once it listens. */
@@ -60,12 +61,12 @@ export async function startHelperServer(file: string, args: string[], cpus: stri
 export const startCeiling = (cpus: string | undefined) => startHelperServer("ceiling.mjs", [], cpus);
 
 /** Companies 1..n, each with one API key, made through the admin CLI of the production build. */
-export async function createTenants(store: BenchStore, count: number): Promise<Array<{ companyId: number; apiKey: string; secret: string }>> {
+export async function createTenants(store: BenchStore, count: number, root = ROOT): Promise<Array<{ companyId: number; apiKey: string; secret: string }>> {
   const env = { ...process.env, DATABASE_URL: store.databaseUrl, LOG_LEVEL: "warn" };
   const tenants = [];
   for (let companyId = 1; companyId <= count; companyId++) {
-    await cliJson(["companies", "create", "--company-id", String(companyId), "--name", `Bench ${companyId}`], env, { launcher: "build" });
-    const key = await cliJson<{ apiKey: string; secret: string }>(["keys", "create", "--company-id", String(companyId), "--name", "bench"], env, { launcher: "build" });
+    await cliJson(["companies", "create", "--company-id", String(companyId), "--name", `Bench ${companyId}`], env, { launcher: "build", cwd: root });
+    const key = await cliJson<{ apiKey: string; secret: string }>(["keys", "create", "--company-id", String(companyId), "--name", "bench"], env, { launcher: "build", cwd: root });
     tenants.push({ companyId, apiKey: key.apiKey, secret: key.secret });
   }
   return tenants;

@@ -259,6 +259,8 @@ export interface ServerOptions {
   /** node flags before the entry (e.g. --cpu-prof); not with `npm`. */
   nodeFlags?: string[];
   stopGraceMs?: number;
+  /** Default: the repository root; the bench points it at another build's copy. */
+  cwd?: string;
 }
 
 export interface ServerProcess extends StartedProcess {
@@ -273,7 +275,7 @@ export async function startServer(env: Env, options: ServerOptions = {}): Promis
   const port = options.port ?? 0;
   if (readyBy === "healthz" && port === 0) throw new Error("readyBy healthz needs a fixed port");
   const [command, args] = commandFor(options.launcher ?? "tsx", SERVER, [], options.nodeFlags);
-  const child = launch(command, args, { env: { PORT: String(port), HOST: "127.0.0.1", ...env }, cpus: options.cpus, stopGraceMs: options.stopGraceMs });
+  const child = launch(command, args, { env: { PORT: String(port), HOST: "127.0.0.1", ...env }, cpus: options.cpus, stopGraceMs: options.stopGraceMs, cwd: options.cwd });
   const timeoutMs = options.readyTimeoutMs ?? 60_000;
   let address: string | undefined;
   try {
@@ -311,7 +313,7 @@ async function waitForHealthz(child: StartedProcess, baseUrl: string, timeoutMs:
 }
 
 /** Starts the admin CLI; the caller may kill it before it ends. */
-export const startCli = (args: string[], env: Env, launcher: Launcher = "tsx"): StartedProcess => launch(...commandFor(launcher, CLI, args), { env });
+export const startCli = (args: string[], env: Env, launcher: Launcher = "tsx", cwd?: string): StartedProcess => launch(...commandFor(launcher, CLI, args), { env, cwd });
 
 /** Starts another entry file of the package (e.g. src/authority-sim/main.ts) under tsx. */
 export const startScript = (source: string, args: string[], env: Env): StartedProcess => launch(...commandFor("tsx", { script: "", source }, args), { env });
@@ -325,8 +327,8 @@ export interface CliResult {
 }
 
 /** Runs the admin CLI to its end (stopped after `timeoutMs`, default 60 s). */
-export async function runCli(args: string[], env: Env, options: { launcher?: Launcher; timeoutMs?: number } = {}): Promise<CliResult> {
-  const cli = startCli(args, env, options.launcher);
+export async function runCli(args: string[], env: Env, options: { launcher?: Launcher; timeoutMs?: number; cwd?: string } = {}): Promise<CliResult> {
+  const cli = startCli(args, env, options.launcher, options.cwd);
   const timer = setTimeout(() => void cli.stop(1000), options.timeoutMs ?? 60_000);
   const code = await cli.exited.finally(() => clearTimeout(timer));
   const stdout = cli.stdout();
@@ -346,7 +348,7 @@ export async function runCli(args: string[], env: Env, options: { launcher?: Lau
 }
 
 /** Runs a CLI command with `--json` and returns its document; throws when it fails. */
-export async function cliJson<T>(args: string[], env: Env, options: { launcher?: Launcher; timeoutMs?: number } = {}): Promise<T> {
+export async function cliJson<T>(args: string[], env: Env, options: { launcher?: Launcher; timeoutMs?: number; cwd?: string } = {}): Promise<T> {
   const result = await runCli([...args, "--json"], env, options);
   if (result.code !== 0) throw new Error(`cli ${args.join(" ")} failed (exit ${result.code}): ${result.stderr.trim() || result.stdout.trim()}`);
   return result.json<T>();
