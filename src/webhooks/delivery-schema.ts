@@ -3,10 +3,10 @@
  * answer with, the OpenAPI document shows and the SDK's types come from. A delivery is one event
  * on its way to one webhookUrl; every attempt at it is listed.
  */
-import { Type, type Static, type TSchema } from "@sinclair/typebox";
+import { Type, type Static } from "@sinclair/typebox";
 import { WEBHOOK_EVENT_TYPES } from "../domain/event-types.ts";
+import { Nullable } from "../domain/views.ts";
 
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 export const WebhookDeliveryStatus = Type.Union([Type.Literal("pending"), Type.Literal("delivered"), Type.Literal("failed")], {
   description: "pending: an attempt is due or under way; delivered: the receiver answered 2xx; failed: given up (after the 24-hour retry window, or a refused address)",

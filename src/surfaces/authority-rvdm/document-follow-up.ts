@@ -3,7 +3,7 @@
  * withdrawal carries, and the path from a validated body to the store and back, with the same
  * webhook guard, Idempotency-Key and answers as AddWorkItemCreate.
  */
-import { Type, type TProperties } from "@sinclair/typebox";
+import type { TProperties } from "@sinclair/typebox";
 import type { FastifyReply } from "fastify";
 import type { AppContext } from "../../app-context.ts";
 import { BatchKey, WORK_TYPE_AUTHORITY_RVDM } from "../../domain/views.ts";

@@ -3,14 +3,12 @@
  * recorded step, oldest first: created, state changes, calls to the authority, webhook attempts
  * and operator actions with who and why.
  */
-import { Type, type Static, type TSchema } from "@sinclair/typebox";
+import { Type, type Static } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../app-context.ts";
-import { WorkItemStatus } from "../../domain/views.ts";
+import { Nullable, WorkItemStatus } from "../../domain/views.ts";
 import { ApiError } from "../../errors.ts";
 import { EXAMPLE_OPERATOR_ITEM, OPERATOR_TAG, OperatorWorkItemParams, OperatorWorkItemView, operatorResponses, operatorSecurity } from "./schemas.ts";
-
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 export const OperatorRef = Type.Object(
   { operatorId: Type.String({ examples: ["op_5b0f0e4c6a7d4e2f9c1b3a5d7e9f1a2b"] }), email: Type.String({ examples: ["ops@example.com"] }) },

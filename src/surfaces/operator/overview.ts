@@ -1,12 +1,11 @@
 /** GET /api/Operator/Overview (SPEC §12.2, §14): every company with its counts, the queue by deadline, and the bot as a whole. */
-import { Type, type TSchema } from "@sinclair/typebox";
+import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../app-context.ts";
-import { WorkBatchCounts } from "../../domain/views.ts";
+import { Nullable, WorkBatchCounts } from "../../domain/views.ts";
 import { buildOverview, NEXT_DEADLINES, THROUGHPUT_HOURS } from "../../operators/overview.ts";
 import { OPERATOR_TAG, operatorResponses, operatorSecurity } from "./schemas.ts";
 
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const Timestamp = (description: string) => Type.String({ format: "date-time", description });
 const Count = (description: string) => Type.Integer({ minimum: 0, description });
 
