@@ -36,6 +36,8 @@ function mapped(error: unknown): unknown {
 
 export class SqlitePort implements DatabasePort {
   private readonly prepared = new Map<string, Database.Statement>();
+  /** The column names of each statement that returns rows, in the order of its raw rows. */
+  private readonly columns = new WeakMap<Database.Statement, string[]>();
   /** Transactions, and what arrived while one was open, in order. */
   private queue: Promise<unknown> = Promise.resolve();
   private queued = 0;
@@ -51,8 +53,13 @@ export class SqlitePort implements DatabasePort {
       }
     };
     this.direct = {
-      one: (statement, values = []) => execute(statement, values, (prepared, ...bound) => prepared.get(...bound) as never),
-      all: (statement, values = []) => execute(statement, values, (prepared, ...bound) => prepared.all(...bound) as never),
+      one: (statement, values = []) =>
+        execute(statement, values, (prepared, ...bound) => {
+          const row = prepared.get(...bound) as unknown[] | undefined;
+          return (row && this.toObject(prepared, row)) as never;
+        }),
+      all: (statement, values = []) =>
+        execute(statement, values, (prepared, ...bound) => (prepared.all(...bound) as unknown[][]).map((row) => this.toObject(prepared, row)) as never),
       run: (statement, values = []) => execute(statement, values, (prepared, ...bound) => prepared.run(...bound).changes),
     };
   }
@@ -103,9 +110,23 @@ export class SqlitePort implements DatabasePort {
     let prepared = this.prepared.get(statement.name);
     if (!prepared) {
       prepared = this.db.prepare(typeof statement.text === "string" ? statement.text : statement.text(sqliteDialect));
+      // Rows come as arrays and become objects here: better-sqlite3 builds an object's properties
+      // one by one through V8's C++ API, and a page of 50 items took 300 µs that way against
+      // 207 µs for arrays zipped in JavaScript (docs/performance.md).
+      if (prepared.reader) {
+        prepared.raw(true);
+        this.columns.set(prepared, prepared.columns().map((column) => column.name));
+      }
       this.prepared.set(statement.name, prepared);
     }
     return prepared;
+  }
+
+  private toObject(prepared: Database.Statement, row: unknown[]): Record<string, unknown> {
+    const names = this.columns.get(prepared)!;
+    const object: Record<string, unknown> = {};
+    for (let i = 0; i < names.length; i++) object[names[i]!] = row[i];
+    return object;
   }
 
   private exec(sql: string): void {
