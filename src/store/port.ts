@@ -34,13 +34,21 @@ export interface Dialect {
   jsonText(column: string, field: string): string;
   /** The whole hours since 1970 of a timestamp column, an integer: the hour it falls in, whatever the session's time zone. */
   epochHour(column: string): string;
+  /** A JSON object built from [key, expression] pairs (core/item-json.ts). */
+  jsonObject(fields: Array<[key: string, expression: string]>): string;
+  /** A JSON column as a value inside jsonObject, not as a string holding JSON. */
+  embeddedJson(column: string): string;
+  /** A timestamp column as toISOString() writes it: UTC, milliseconds, Z. */
+  isoTime(column: string): string;
+  /** A JSON value as its text, so the driver hands the text over unparsed. */
+  jsonAsText(expression: string): string;
 }
 
 /**
  * A backend's dialect: the row-lock clauses follow from its flags (a single writer holds the
  * whole database for a write transaction, so it has no row locks), the rest is its own text.
  */
-export function dialectFor(flags: StoreFlags, text: Pick<Dialect, "byteOrder" | "indexedBy" | "jsonText" | "epochHour">): Dialect {
+export function dialectFor(flags: StoreFlags, text: Omit<Dialect, "forUpdate" | "forShare" | "forUpdateSkipLocked">): Dialect {
   const rowLocks = !flags.singleWriter;
   return {
     forUpdate: rowLocks ? " FOR UPDATE" : "",

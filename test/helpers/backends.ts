@@ -158,6 +158,25 @@ export async function queryRows<R extends Record<string, unknown>>(location: Sto
   }
 }
 
+/** Runs a write past the store ($1… parameters on both backends): data as an older build left it. */
+export async function writePastStore(location: StoreLocation, sql: string, params: unknown[] = []): Promise<number> {
+  if (location.kind === "sqlite") {
+    const db = new Database(location.path);
+    try {
+      return db.prepare(sql.replace(/\$\d+/g, "?")).run(...params).changes;
+    } finally {
+      db.close();
+    }
+  }
+  const client = new pg.Client({ connectionString: location.url });
+  await client.connect();
+  try {
+    return (await client.query(sql, params)).rowCount ?? 0;
+  } finally {
+    await client.end();
+  }
+}
+
 export async function countRows(location: StoreLocation): Promise<RowCounts> {
   const row = (await queryRows<Record<string, number | string>>(location, COUNT_ROWS))[0]!;
   return {

@@ -10,6 +10,7 @@ import { createHttpAuthorityAdapter } from "../../src/bot/http-authority-adapter
 import { runBotOnce, type BotCounts } from "../../src/bot/run-once.ts";
 import type { WorkBatchView, WorkItemView } from "../../src/domain/views.ts";
 import type { Backend } from "./backends.ts";
+import { assertJsonViewsMatch } from "./json-views.ts";
 import { bearer, createTestApp, type TestApp, type Tenant } from "./test-app.ts";
 
 export interface Setup {
@@ -62,6 +63,8 @@ export async function withBot(backend: Backend, env: Record<string, string>, bod
           ...(options.clock ? { clock: options.clock } : {}),
         }),
     });
+    // Whatever the scenario left, in every state and kind: the read routes answer it as the views are.
+    await assertJsonViewsMatch(t.store, tenant.companyId);
   } finally {
     await adapter.close();
     await sim.close();

@@ -10,7 +10,8 @@ import { WORK_TYPE_AUTHORITY_RVDM } from "../../src/domain/views.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { AlreadyExistsError } from "../../src/store/errors.ts";
 import type { AddWorkItemOutcome, AddWorkItemsOutcome, NewWorkItem, NewWorkItems, Store, WorkItemFields } from "../../src/store/store.ts";
-import { availableBackends, countRows } from "../helpers/backends.ts";
+import { availableBackends, countRows, writePastStore } from "../helpers/backends.ts";
+import { assertJsonViewsMatch } from "../helpers/json-views.ts";
 import type { StoreLocation } from "../../src/config.ts";
 import { recordStoreStatements } from "../helpers/statement-recorder.ts";
 
@@ -190,6 +191,23 @@ for (const backend of await availableBackends()) {
       assert.equal(await store.getWorkItem(6, key.workItemId), undefined, "another company's item is not found");
       assert.equal(await store.getWorkBatch(6, key.workBatchId), undefined, "another company's batch is not found");
       assert.deepEqual(await store.listWorkItems(6, { limit: 10 }), []);
+    });
+
+    test("the views the database writes as JSON are the mapped views, also for a row stored before exportDate was normalised", async () => {
+      const companyId = 3;
+      await store.addWorkItem(newItem(companyId, { documentReference: "DOC-1", webhookUrl: "https://hooks.example/a" }));
+      const plain = created(await store.addWorkItem(newItem(companyId, { request: { customerReference: "É \"quoted\" ✓", exportDate: "2026-12-01T08:00:00.000Z", plannedLoad: 12 } })));
+      const old = created(await store.addWorkItem(newItem(companyId)));
+      const cancelled = created(await store.addWorkItem(newItem(companyId)));
+      await store.cancelWorkItem(companyId, cancelled.workItemId, new Date().toISOString());
+      const oldRequest = JSON.stringify({ customerReference: "REF", exportDate: "2026-12-01T09:00:00+01:00", plannedLoad: 1.5 });
+      assert.equal(await writePastStore(where, "UPDATE work_items SET request = $1 WHERE company_id = $2 AND work_item_id = $3", [oldRequest, companyId, old.workItemId]), 1);
+      assert.equal(await assertJsonViewsMatch(store, companyId), 4);
+      const oldView = JSON.parse((await store.getWorkItemJson(companyId, old.workItemId))!) as { request: { exportDate: string } };
+      assert.equal(oldView.request.exportDate, "2026-12-01T08:00:00.000Z", "the old row is answered normalised");
+      assert.equal(JSON.parse((await store.getWorkItemJson(companyId, plain.workItemId))!).request.customerReference, 'É "quoted" ✓');
+      assert.equal(await store.getWorkItemJson(companyId + 1, plain.workItemId), undefined, "another company's item is not found");
+      assert.deepEqual(await store.listWorkItemsJson(companyId, { limit: 2, beforeWorkItemId: old.workItemId }).then((page) => page.map((item) => item.workItemId)), [plain.workItemId, plain.workItemId - 1]);
     });
 
     test("listWorkItems: newest first, keyset, every filter, limit", async () => {

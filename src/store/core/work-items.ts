@@ -3,12 +3,22 @@ import type { DatabasePort, Statement } from "../port.ts";
 import { toWorkBatchView, toWorkItemView, type WorkBatchStatusRow, type WorkItemRow } from "../rows.ts";
 import type { WorkBatchStatus } from "../../domain/views.ts";
 import type { ListWorkItemsQuery, Store } from "../store.ts";
+import { workItemViewColumn } from "./item-json.ts";
 import { transition } from "./transition.ts";
 import { ITEM_COLUMNS, SQL } from "./sql.ts";
 
-type WorkItemOperations = Pick<Store, "getWorkItem" | "getWorkBatch" | "listWorkItems" | "cancelWorkItem">;
+type WorkItemOperations = Pick<Store, "getWorkItem" | "getWorkItemJson" | "getWorkBatch" | "listWorkItems" | "listWorkItemsJson" | "cancelWorkItem">;
+
+/** A row of a JSON read: the item's id and its view as text, or null when the row needs rows.ts's mapping (core/item-json.ts). */
+type ViewRow = { work_item_id: number | string; view: string | null };
 
 export function workItemOperations(db: DatabasePort): WorkItemOperations {
+  /** The rare row the database left to rows.ts: its view, stringified. */
+  const viewText = async (companyId: number, row: ViewRow): Promise<string> => {
+    const item = await db.one<WorkItemRow>(SQL.getWorkItem, [companyId, row.work_item_id]);
+    return JSON.stringify(item && toWorkItemView(item));
+  };
+
   return {
     async getWorkItem(companyId, workItemId) {
       const row = await db.one<WorkItemRow>(SQL.getWorkItem, [companyId, workItemId]);
@@ -20,8 +30,19 @@ export function workItemOperations(db: DatabasePort): WorkItemOperations {
     },
 
     async listWorkItems(companyId, query) {
-      const { statement, values } = listWorkItemsStatement(companyId, query);
+      const { statement, values } = listWorkItemsStatement(companyId, query, "rows");
       return (await db.all<WorkItemRow>(statement, values)).map(toWorkItemView);
+    },
+
+    async getWorkItemJson(companyId, workItemId) {
+      const row = await db.one<ViewRow>(GET_WORK_ITEM_JSON, [companyId, workItemId]);
+      return row && (row.view ?? (await viewText(companyId, row)));
+    },
+
+    async listWorkItemsJson(companyId, query) {
+      const { statement, values } = listWorkItemsStatement(companyId, query, "json");
+      const rows = await db.all<ViewRow>(statement, values);
+      return Promise.all(rows.map(async (row) => ({ workItemId: Number(row.work_item_id), json: row.view ?? (await viewText(companyId, row)) })));
     },
 
     cancelWorkItem(companyId, workItemId, now) {
@@ -65,14 +86,19 @@ const listStatements = new Map<string, Statement>();
  * goes through the company's batches that are not Completed, the only ones that can hold New
  * items. PostgreSQL's full status index serves both forms alike.
  */
-function listWorkItemsStatement(companyId: number, query: ListWorkItemsQuery): { statement: Statement; values: unknown[] } {
+const GET_WORK_ITEM_JSON: Statement = {
+  name: "get_work_item_json",
+  text: (d) => `SELECT work_item_id, ${workItemViewColumn(d)} FROM work_items WHERE company_id = $1 AND work_item_id = $2`,
+};
+
+function listWorkItemsStatement(companyId: number, query: ListWorkItemsQuery, shape: "rows" | "json"): { statement: Statement; values: unknown[] } {
   const used = FILTERS.filter(([field]) => query[field] !== undefined);
   const values: unknown[] = [companyId, query.beforeWorkItemId ?? Number.MAX_SAFE_INTEGER, query.limit, ...used.map(([field]) => query[field])];
   const byDeadline = query.deadlineBefore !== undefined;
   if (byDeadline) values.push(query.deadlineBefore);
   const newOnly = used.length === 1 && query.status === "New" && !byDeadline;
   const statusForm = query.status === undefined ? "" : query.status !== "New" ? "_not_new" : newOnly ? "_new_by_batch" : "_new";
-  const key = `${used.map(([, column]) => column).join("_")}${statusForm}${byDeadline ? "_deadline" : ""}`;
+  const key = `${used.map(([, column]) => column).join("_")}${statusForm}${byDeadline ? "_deadline" : ""}${shape === "json" ? "_json" : ""}`;
   let statement = listStatements.get(key);
   if (!statement) {
     const conditions = used.map(([, column], index) => ` AND ${column} = $${index + 4}`);
@@ -83,7 +109,7 @@ function listWorkItemsStatement(companyId: number, query: ListWorkItemsQuery): {
     const where = `company_id = $1${conditions.join("")} AND work_item_id < $2`;
     statement = {
       name: `list_work_items${key ? `_${key}` : ""}`,
-      text: (d) => `SELECT ${ITEM_COLUMNS} FROM work_items${newOnly ? d.indexedBy("work_items_by_batch") : ""} WHERE ${where} ORDER BY work_item_id DESC LIMIT $3`,
+      text: (d) => `SELECT ${shape === "json" ? `work_item_id, ${workItemViewColumn(d)}` : ITEM_COLUMNS} FROM work_items${newOnly ? d.indexedBy("work_items_by_batch") : ""} WHERE ${where} ORDER BY work_item_id DESC LIMIT $3`,
     };
     listStatements.set(key, statement);
   }

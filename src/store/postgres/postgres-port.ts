@@ -12,7 +12,16 @@ import { migrate } from "./migrate.ts";
 
 export const POSTGRES_FLAGS: StoreFlags = { singleWriter: false, supportsSkipLocked: true };
 
-export const postgresDialect: Dialect = dialectFor(POSTGRES_FLAGS, { byteOrder: ' COLLATE "C"', indexedBy: () => "", jsonText: (column, field) => `(${column} ->> '${field}')`, epochHour: (column) => `floor(extract(epoch FROM ${column}) / 3600)::bigint` });
+export const postgresDialect: Dialect = dialectFor(POSTGRES_FLAGS, {
+  byteOrder: ' COLLATE "C"',
+  indexedBy: () => "",
+  jsonText: (column, field) => `(${column} ->> '${field}')`,
+  epochHour: (column) => `floor(extract(epoch FROM ${column}) / 3600)::bigint`,
+  jsonObject: (fields) => `json_build_object(${fields.map(([key, expression]) => `'${key}', ${expression}`).join(", ")})`,
+  embeddedJson: (column) => column,
+  isoTime: (column) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
+  jsonAsText: (expression) => `${expression}::text`,
+});
 
 const UNIQUE_VIOLATION = "23505";
 

@@ -17,7 +17,17 @@ import { toStoreError } from "./driver-errors.ts";
 
 export const SQLITE_FLAGS: StoreFlags = { singleWriter: true, supportsSkipLocked: false };
 
-export const sqliteDialect: Dialect = dialectFor(SQLITE_FLAGS, { byteOrder: "", indexedBy: (index) => ` INDEXED BY ${index}`, jsonText: (column, field) => `json_extract(${column}, '$.${field}')`, epochHour: (column) => `(unixepoch(${column}) / 3600)` });
+export const sqliteDialect: Dialect = dialectFor(SQLITE_FLAGS, {
+  byteOrder: "",
+  indexedBy: (index) => ` INDEXED BY ${index}`,
+  jsonText: (column, field) => `json_extract(${column}, '$.${field}')`,
+  epochHour: (column) => `(unixepoch(${column}) / 3600)`,
+  jsonObject: (fields) => `json_object(${fields.map(([key, expression]) => `'${key}', ${expression}`).join(", ")})`,
+  embeddedJson: (column) => `json(${column})`,
+  // Timestamps are stored as toISOString() wrote them.
+  isoTime: (column) => column,
+  jsonAsText: (expression) => expression,
+});
 
 /** `$1, $2, …` are named parameters "1", "2", … to SQLite; bind them from the values by position. */
 function bindings(values: readonly unknown[]): Record<number, unknown> {

@@ -141,6 +141,12 @@ export interface IntakeStore {
   getWorkItem(companyId: number, workItemId: number): Promise<WorkItemView | undefined>;
   getWorkBatch(companyId: number, workBatchId: number): Promise<WorkBatchView | undefined>;
   listWorkItems(companyId: number, query: ListWorkItemsQuery): Promise<WorkItemView[]>;
+  /**
+   * getWorkItem's and listWorkItems's views as JSON text, made by the database
+   * (core/item-json.ts): for the integrator's read routes, which answer the text as it is.
+   */
+  getWorkItemJson(companyId: number, workItemId: number): Promise<string | undefined>;
+  listWorkItemsJson(companyId: number, query: ListWorkItemsQuery): Promise<Array<{ workItemId: number; json: string }>>;
 
   /**
    * New → Cancelled, only while the item is New and its batch Open, atomically against the bot

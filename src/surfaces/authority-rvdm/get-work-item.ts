@@ -6,6 +6,7 @@ import { WorkItemView } from "../../domain/views.ts";
 import { ApiError } from "../../errors.ts";
 import { guardedResponses } from "../../http/problem-schema.ts";
 import { PositiveId } from "../shared/ids.ts";
+import { JSON_TEXT_TYPE } from "../shared/json-text.ts";
 
 export const WorkItemParams = Type.Object({ workItemId: PositiveId("the work item id") });
 
@@ -21,10 +22,11 @@ export function register(app: FastifyInstance, ctx: AppContext): void {
       params: WorkItemParams,
       response: { 200: WorkItemView, ...guardedResponses(400, 404) },
     },
-    handler: async (request) => {
-      const item = await ctx.store.getWorkItem(request.tenant.companyId, request.params.workItemId);
-      if (!item) throw workItemNotFound(request.params.workItemId);
-      return item;
+    handler: async (request, reply) => {
+      const item = await ctx.store.getWorkItemJson(request.tenant.companyId, request.params.workItemId);
+      if (item === undefined) throw workItemNotFound(request.params.workItemId);
+      // The view as the database wrote it (store/core/item-json.ts); the schema above documents it.
+      return reply.type(JSON_TEXT_TYPE).send(item);
     },
   });
 }

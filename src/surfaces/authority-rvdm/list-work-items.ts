@@ -11,6 +11,7 @@ import { guardedResponses } from "../../http/problem-schema.ts";
 import { PositiveId } from "../shared/ids.ts";
 import { toInstant } from "../shared/instant.ts";
 import { decodeCursor, encodeCursor } from "../shared/keyset-cursor.ts";
+import { JSON_TEXT_TYPE } from "../shared/json-text.ts";
 
 const DEFAULT_LIMIT = 50;
 
@@ -43,9 +44,9 @@ export function register(app: FastifyInstance, ctx: AppContext): void {
     preValidation: async (request) => {
       request.query = canonicalizeQuery(request.query) as WorkItemsQuery;
     },
-    handler: async (request) => {
+    handler: async (request, reply) => {
       const { status, kind, originalWorkItemId, customerReference, workBatchId, deadlineBefore, limit = DEFAULT_LIMIT, cursor } = request.query;
-      const items = await ctx.store.listWorkItems(request.tenant.companyId, {
+      const items = await ctx.store.listWorkItemsJson(request.tenant.companyId, {
         status,
         kind,
         originalWorkItemId,
@@ -58,7 +59,9 @@ export function register(app: FastifyInstance, ctx: AppContext): void {
       const hasMore = items.length > limit;
       if (hasMore) items.length = limit;
       const last = items[items.length - 1];
-      return { items, nextCursor: hasMore && last ? encodeCursor(last.workItemId) : null };
+      const nextCursor = hasMore && last ? encodeCursor(last.workItemId) : null;
+      // A WorkItemPage of views as the database wrote them (store/core/item-json.ts).
+      return reply.type(JSON_TEXT_TYPE).send(`{"items":[${items.map((item) => item.json).join(",")}],"nextCursor":${JSON.stringify(nextCursor)}}`);
     },
   });
 }

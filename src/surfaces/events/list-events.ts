@@ -16,6 +16,7 @@ import { createCanonicalizer } from "../../http/compat.ts";
 import { guardedResponses } from "../../http/problem-schema.ts";
 import { WebhookEventSchema } from "../../webhooks/event-schema.ts";
 import { PositiveId } from "../shared/ids.ts";
+import { JSON_TEXT_TYPE } from "../shared/json-text.ts";
 
 const DEFAULT_LIMIT = 100;
 
@@ -103,7 +104,7 @@ export function register(app: FastifyInstance, ctx: AppContext): void {
       const afterPosition = after === undefined ? 0 : decodeEventCursor(after);
       const events = await ctx.store.listEvents(request.tenant.companyId, { afterPosition, type, workItemId, limit });
       const last = events[events.length - 1];
-      return reply.type("application/json; charset=utf-8").send(eventPageJson(events, encodeEventCursor(last ? last.position : afterPosition)));
+      return reply.type(JSON_TEXT_TYPE).send(eventPageJson(events, encodeEventCursor(last ? last.position : afterPosition)));
     },
   });
 }
