@@ -69,7 +69,9 @@ function phaseOf(node: ProfileNode | undefined, parentOf: Map<number, number>, b
     for (let frame = node; frame; frame = byId.get(parentOf.get(frame.id) ?? -1)) if (frame.callFrame.url !== "") return frame.callFrame.url;
     return "";
   })();
-  if (node?.callFrame.url === "" && firstWithSource.startsWith("node:") && !firstWithSource.startsWith("node:internal/modules")) return "HTTP and sockets (Node)";
+  // Posting to a worker thread (the SQLite intake writer) is its caller's, though.
+  const nodeOwn = firstWithSource.startsWith("node:") && !firstWithSource.startsWith("node:internal/modules") && !firstWithSource.startsWith("node:internal/worker");
+  if (node?.callFrame.url === "" && nodeOwn) return "HTTP and sockets (Node)";
   for (let frame = node; frame; frame = byId.get(parentOf.get(frame.id) ?? -1)) {
     const { url, functionName } = frame.callFrame;
     if (url.startsWith("node:internal/modules") || url.startsWith("node:internal/vm")) return "start-up (loading modules)";
