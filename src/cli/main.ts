@@ -2,10 +2,13 @@
  * The admin CLI: `npm run cli -- <command> [flags]`. A thin layer over the services of
  * src/admin, src/webhooks and src/bot; `--json` prints exactly one JSON document on stdout.
  * Exit codes: 0 done, 1 failed, 2 usage.
+ *
+ * Start-up is most of a call's time, so a call loads only what it uses: the configuration and
+ * the store (TypeBox, the holiday calendars, a database driver: most of the module graph) are
+ * imported once a command and its flags are known, and a command file imports heavy services
+ * inside its run(). `--help` and a usage error load neither.
  */
 import { parseArgs } from "node:util";
-import { ConfigError, loadConfig } from "../config.ts";
-import { openStore } from "../store/open-store.ts";
 import { CommandFailedError, UsageError, type Command } from "./command.ts";
 import { botRunOnce } from "./commands/bot.ts";
 import { companiesCreate } from "./commands/companies.ts";
@@ -47,6 +50,7 @@ export async function runCli(argv: string[]): Promise<number> {
     process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\nusage: npm run cli -- ${command.usage}\n`);
     return 2;
   }
+  const { ConfigError, loadConfig } = await import("../config.ts");
   let config;
   try {
     config = loadConfig();
@@ -57,6 +61,7 @@ export async function runCli(argv: string[]): Promise<number> {
     }
     throw error;
   }
+  const { openStore } = await import("../store/open-store.ts");
   const store = await openStore(config.store);
   try {
     const result = await command.run({ store, config, flags });

@@ -1,6 +1,4 @@
-import { newWorkerId, openAuthority } from "../../bot/authority.ts";
-import { createAuthorityGate } from "../../bot/authority-gate.ts";
-import { runBotOnce, type BotCounts } from "../../bot/run-once.ts";
+import type { BotCounts } from "../../bot/run-once.ts";
 import type { Command } from "../command.ts";
 
 export const botRunOnce: Command = {
@@ -9,6 +7,13 @@ export const botRunOnce: Command = {
   summary: "run one bot pass now: close open batches, file due items with the authority, ask about filed ones",
   options: {},
   async run({ store, config }) {
+    // Imported here, not above: the bot and its authority client are a large part of the module
+    // graph, which --help and every other command would otherwise load too.
+    const [{ newWorkerId, openAuthority }, { createAuthorityGate }, { runBotOnce }] = await Promise.all([
+      import("../../bot/authority.ts"),
+      import("../../bot/authority-gate.ts"),
+      import("../../bot/run-once.ts"),
+    ]);
     const authority = await openAuthority(config);
     const owner = newWorkerId();
     try {

@@ -1,4 +1,4 @@
-import { distributeSchema, DistributionRefusedError, type DistributionResult, type PlacementStep } from "../../store/postgres/distribution.ts";
+import type { DistributionResult, PlacementStep } from "../../store/postgres/distribution.ts";
 import { CommandFailedError, type Command } from "../command.ts";
 
 const NOTHING_CHANGED = "Nothing was changed.";
@@ -16,6 +16,8 @@ export const dbDistribute: Command = {
     }
     // Each table is reported as it is placed: on a big cluster a table takes a while.
     const progress = flags.json === true ? undefined : (step: PlacementStep) => process.stdout.write(`${describe(step)}\n`);
+    // Imported here, not above: the PostgreSQL driver is no part of --help or of the other commands.
+    const { distributeSchema, DistributionRefusedError } = await import("../../store/postgres/distribution.ts");
     let result: DistributionResult;
     try {
       result = await distributeSchema(config.store.url, progress);
