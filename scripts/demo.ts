@@ -137,7 +137,7 @@ async function main(): Promise<number> {
       detail(`${body.customerReference} -> work item ${added.workItemId} in batch ${added.workBatchId} (Idempotency-Key ${added.idempotencyKey})`);
     }
 
-    step("Running the bot (npm run cli -- bot run-once)");
+    step("Running the bot (npm run -s cli -- bot run-once)");
     const summary = await runBot(env);
     detail(`${summary.batches} batch(es): ${summary.succeeded} succeeded, ${summary.failed} failed, ${summary.retried} to retry`);
 

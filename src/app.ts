@@ -130,7 +130,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       components: {
         securitySchemes: {
           bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" },
-          [OPERATOR_SECURITY_SCHEME]: { type: "http", scheme: "bearer", bearerFormat: "wio_…", description: "an operator token: npm run cli -- operators token --email E" },
+          [OPERATOR_SECURITY_SCHEME]: { type: "http", scheme: "bearer", bearerFormat: "wio_…", description: "an operator token: npm run -s cli -- operators token --email E" },
         },
       },
     },

@@ -20,9 +20,10 @@ export { freePort } from "./free-port.ts";
 export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 /**
- * How an entry file of the package is started. `npm`: its package script, as a user runs it
- * (npm, a shell, node). `tsx`: the source under node directly, which starts faster. `build`: the
- * production build under node (dist/, made by `npm run build`).
+ * How an entry file of the package is started. `npm`: its package script, as the README tells a
+ * user to run it (npm, a shell, node; for the CLI `npm run -s cli`, whose bin/cli.mjs runs the
+ * build when it is current, else the sources). `tsx`: the source under node directly. `build`:
+ * the production build under node (dist/, made by `npm run build`).
  */
 export type Launcher = "npm" | "tsx" | "build";
 
@@ -207,13 +208,15 @@ export async function runToEnd(command: string, args: string[], options: LaunchO
 interface Entry {
   script: string;
   source: string;
+  /** Run as `npm run -s`, as the README says: npm then prints no banner before the entry's own stdout. */
+  silent?: boolean;
 }
 
 /** The command line that starts `entry` the way `launcher` says. */
 function commandFor(launcher: Launcher, entry: Entry, args: string[], nodeFlags: string[] = []): [string, string[]] {
   if (launcher === "npm") {
     if (nodeFlags.length > 0) throw new Error("node flags cannot be passed through npm run");
-    return ["npm", ["run", entry.script, ...(args.length > 0 ? ["--", ...args] : [])]];
+    return ["npm", ["run", ...(entry.silent ? ["-s"] : []), entry.script, ...(args.length > 0 ? ["--", ...args] : [])]];
   }
   if (launcher === "tsx") return [process.execPath, [...nodeFlags, "--import", "tsx", entry.source, ...args]];
   const built = entry.source.replace(/^src\//, "dist/").replace(/\.ts$/, ".js");
@@ -221,7 +224,7 @@ function commandFor(launcher: Launcher, entry: Entry, args: string[], nodeFlags:
 }
 
 const SERVER: Entry = { script: "start", source: "src/server.ts" };
-const CLI: Entry = { script: "cli", source: "src/cli/main.ts" };
+const CLI: Entry = { script: "cli", source: "src/cli/main.ts", silent: true };
 
 /** One JSON log line, or undefined for anything else (npm's banner). */
 export function parseLine(line: string): Record<string, unknown> | undefined {
@@ -322,7 +325,7 @@ export interface CliResult {
   code: number | null;
   stdout: string;
   stderr: string;
-  /** The JSON document a `--json` command printed (its last stdout line; npm prints a banner first). */
+  /** The JSON document a `--json` command printed; throws unless stdout is exactly that one document. */
   json<T = Record<string, unknown>>(): T;
 }
 
@@ -337,11 +340,10 @@ export async function runCli(args: string[], env: Env, options: { launcher?: Lau
     stdout,
     stderr: cli.stderr(),
     json<T>() {
-      const last = stdout.trim().split("\n").pop() ?? "";
       try {
-        return JSON.parse(last) as T;
+        return JSON.parse(stdout) as T;
       } catch {
-        throw new Error(`cli ${args.join(" ")} printed no JSON (exit ${code}):\n${cli.output()}`);
+        throw new Error(`cli ${args.join(" ")} printed not exactly one JSON document (exit ${code}):\n${cli.output()}`);
       }
     },
   };

@@ -1,5 +1,5 @@
 /**
- * The admin CLI: `npm run cli -- <command> [flags]`. A thin layer over the services of
+ * The admin CLI: `npm run -s cli -- <command> [flags]`. A thin layer over the services of
  * src/admin, src/webhooks and src/bot; `--json` prints exactly one JSON document on stdout.
  * Exit codes: 0 done, 1 failed, 2 usage.
  *
@@ -17,12 +17,15 @@ import { keysCreate, keysList, keysRevoke } from "./commands/keys.ts";
 import { operatorCommands } from "./commands/operators.ts";
 import { webhooksSecret } from "./commands/webhooks.ts";
 
+/** As the README says to call it: `-s` keeps npm's banner off stdout, so `--json` prints one document. */
+const HOW_TO_CALL = "npm run -s cli --";
+
 export const commands: Command[] = [companiesCreate, keysCreate, keysList, keysRevoke, webhooksSecret, botRunOnce, ...operatorCommands, dbDistribute];
 
 function usage(): string {
   const width = Math.max(...commands.map((c) => c.usage.length));
   return [
-    "usage: npm run cli -- <command> [flags]",
+    `usage: ${HOW_TO_CALL} <command> [flags]`,
     "",
     ...commands.map((c) => `  ${c.usage.padEnd(width)}  ${c.summary}`),
     "",
@@ -47,7 +50,7 @@ export async function runCli(argv: string[]): Promise<number> {
     if (parsed.positionals.length > 2) throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[2])}`);
     flags = parsed.values;
   } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\nusage: npm run cli -- ${command.usage}\n`);
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\nusage: ${HOW_TO_CALL} ${command.usage}\n`);
     return 2;
   }
   const { ConfigError, loadConfig } = await import("../config.ts");
@@ -69,7 +72,7 @@ export async function runCli(argv: string[]): Promise<number> {
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {
-      process.stderr.write(`${error.message}\n\nusage: npm run cli -- ${command.usage}\n`);
+      process.stderr.write(`${error.message}\n\nusage: ${HOW_TO_CALL} ${command.usage}\n`);
       return 2;
     }
     if (error instanceof CommandFailedError) {

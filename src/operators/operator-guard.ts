@@ -23,7 +23,7 @@ declare module "fastify" {
 /** What newOperatorToken makes (32 random bytes, base64url): anything else is refused without a store lookup. */
 const OPERATOR_TOKEN_SHAPE = new RegExp(`^${OPERATOR_TOKEN_PREFIX}[A-Za-z0-9_-]{43}$`);
 
-const HOW_TO_GET_AN_OPERATOR_TOKEN = "Send Authorization: Bearer <operator token>; get one with `npm run cli -- operators token --email E`.";
+const HOW_TO_GET_AN_OPERATOR_TOKEN = "Send Authorization: Bearer <operator token>; get one with `npm run -s cli -- operators token --email E`.";
 
 /** What the guard looks tokens up with: the operators' in the store, and the integrators' JWTs. */
 export interface OperatorGuardDeps {

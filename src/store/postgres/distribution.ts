@@ -1,6 +1,6 @@
 /**
  * Where each table of the PostgreSQL schema lives on a Citus cluster (docs/scaling.md §3), and
- * the step that puts it there (`npm run cli -- db distribute`).
+ * the step that puts it there (`npm run -s cli -- db distribute`).
  *
  * TABLE_PLACEMENTS is the one list: every table the migrations make, with its role, in the
  * order the step must take them (a table after every table it has a foreign key to, because
