@@ -54,7 +54,12 @@ function startWriterThread(path: string): Worker {
 }
 
 export class IntakeWriter {
-  private readonly worker: Worker;
+  /**
+   * Started by the first add, not with the store: most processes that open the store never add
+   * (every CLI call, a ROLE=worker process), and the thread cost each of them 40 ms compiled
+   * and 200 ms under tsx, which loads itself again in the thread.
+   */
+  private worker: Worker | undefined;
   private queue: Pending[] = [];
   /** Posted to the writer, not answered yet, by message id. */
   private readonly inFlight = new Map<number, Pending[]>();
@@ -65,15 +70,19 @@ export class IntakeWriter {
   private broken: Error | undefined;
   readonly stats: GroupCommitStats = { groups: 0, items: 0, largest: 0, sizes: new Array(65).fill(0), commitMs: new Array(51).fill(0) };
 
-  constructor(path: string) {
-    this.worker = startWriterThread(path);
-    this.worker.on("message", (reply: Reply) => this.settle(reply));
-    this.worker.on("error", (error) => this.fail(error));
-    this.worker.on("exit", (code) => {
+  constructor(private readonly path: string) {}
+
+  private thread(): Worker {
+    if (this.worker) return this.worker;
+    const worker = startWriterThread(this.path);
+    worker.on("message", (reply: Reply) => this.settle(reply));
+    worker.on("error", (error) => this.fail(error));
+    worker.on("exit", (code) => {
       if (!this.closed) this.fail(new Error(`the intake writer thread exited with code ${code}`));
     });
     // An idle writer must not keep the process alive on its own.
-    this.worker.unref();
+    worker.unref();
+    return (this.worker = worker);
   }
 
   add(input: NewWorkItem): Promise<AddWorkItemOutcome> {
@@ -143,10 +152,11 @@ export class IntakeWriter {
       });
     }
     this.closed = true;
-    if (this.broken) return;
-    this.worker.ref();
-    const exited = new Promise((resolve) => this.worker.once("exit", resolve));
-    this.worker.postMessage({ close: true });
+    const worker = this.worker;
+    if (this.broken || !worker) return;
+    worker.ref();
+    const exited = new Promise((resolve) => worker.once("exit", resolve));
+    worker.postMessage({ close: true });
     await exited;
   }
 
@@ -154,9 +164,10 @@ export class IntakeWriter {
     if (this.queue.length > 0) {
       const id = this.nextId++;
       this.inFlight.set(id, this.queue);
-      this.worker.postMessage({ id, jobs: this.queue.map((p) => p.job) });
+      const worker = this.thread();
+      worker.postMessage({ id, jobs: this.queue.map((p) => p.job) });
       this.queue = [];
-      this.worker.ref();
+      worker.ref();
     }
     if (this.inFlight.size === 0) this.drained?.();
   }
@@ -178,7 +189,7 @@ export class IntakeWriter {
       }
     }
     if (this.inFlight.size === 0) {
-      this.worker.unref();
+      this.worker?.unref();
       if (this.queue.length === 0) this.drained?.();
     }
   }
