@@ -329,10 +329,13 @@ export interface CliResult {
   json<T = Record<string, unknown>>(): T;
 }
 
-/** Runs the admin CLI to its end (stopped after `timeoutMs`, default 60 s). */
+/**
+ * Runs the admin CLI to its end, however long that takes (a loaded machine is slower, not
+ * wrong), unless `timeoutMs` says when to stop it.
+ */
 export async function runCli(args: string[], env: Env, options: { launcher?: Launcher; timeoutMs?: number; cwd?: string } = {}): Promise<CliResult> {
   const cli = startCli(args, env, options.launcher, options.cwd);
-  const timer = setTimeout(() => void cli.stop(1000), options.timeoutMs ?? 60_000);
+  const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => void cli.stop(1000), options.timeoutMs);
   const code = await cli.exited.finally(() => clearTimeout(timer));
   const stdout = cli.stdout();
   return {

@@ -7,6 +7,7 @@
  */
 import * as launcher from "../../scripts/lib/processes.ts";
 import type { Env, Launcher, ServerOptions } from "../../scripts/lib/processes.ts";
+import { HANG_TIMEOUT_MS } from "./waiting.ts";
 export { freePort, groupGone, parseLine, REPO_ROOT, stopAll } from "../../scripts/lib/processes.ts";
 export type { CliResult, Env, Launcher, ServerProcess, StartedProcess, Stopped } from "../../scripts/lib/processes.ts";
 
@@ -17,8 +18,11 @@ function childEnv(env: Env): Env {
   return { ...merged, ...env };
 }
 
-/** Starts the server on loopback and resolves at its "work-item-api started" log line (default). */
-export const startServer = (env: Env, options: ServerOptions = {}) => launcher.startServer(childEnv(env), options);
+/**
+ * Starts the server on loopback and resolves at its "work-item-api started" log line (default),
+ * however long it takes to get there short of a hang.
+ */
+export const startServer = (env: Env, options: ServerOptions = {}) => launcher.startServer(childEnv(env), { readyTimeoutMs: HANG_TIMEOUT_MS, ...options });
 
 /** Starts the admin CLI; the caller may kill it before it ends. */
 export const startCli = (args: string[], env: Env = {}, how: Launcher = "tsx") => launcher.startCli(args, childEnv(env), how);
@@ -26,7 +30,7 @@ export const startCli = (args: string[], env: Env = {}, how: Launcher = "tsx") =
 /** Starts another entry file of the package (e.g. src/authority-sim/main.ts) directly. */
 export const startScript = (entry: string, args: string[], env: Env = {}) => launcher.startScript(entry, args, childEnv(env));
 
-/** Runs the admin CLI to its end (stopped after `timeoutMs`). */
+/** Runs the admin CLI to its end (however long it takes, unless `timeoutMs` says otherwise). */
 export const runCli = (args: string[], env: Env = {}, options: { launcher?: Launcher; timeoutMs?: number } = {}) => launcher.runCli(args, childEnv(env), options);
 
 export interface CliKey {

@@ -15,6 +15,7 @@ export interface ReceivedRequest {
 export interface Receiver {
   url: string;
   requests: ReceivedRequest[];
+  /** Resolves once `count` requests have come; `timeoutMs` defaults to waitUntil's hang timeout. */
   waitForRequests(count: number, timeoutMs?: number): Promise<ReceivedRequest[]>;
   close(): Promise<void>;
 }
@@ -50,7 +51,7 @@ export async function startReceiver(answer: (index: number) => Answer = () => 20
   return {
     url: `http://127.0.0.1:${port}/hooks`,
     requests,
-    waitForRequests: (count, timeoutMs = 15_000) => waitUntil(`${count} webhook request(s)`, () => (requests.length >= count ? requests : undefined), timeoutMs),
+    waitForRequests: (count, timeoutMs) => waitUntil(`${count} webhook request(s)`, () => (requests.length >= count ? requests : undefined), timeoutMs),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
