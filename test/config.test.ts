@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { test } from "node:test";
 import { ConfigError, EnvSchema, loadConfig } from "../src/config.ts";
+import { HANG_TIMEOUT_MS } from "./helpers/waiting.ts";
 
 test("defaults follow SPEC §0", () => {
   const config = loadConfig({});
@@ -90,7 +91,7 @@ test("the server exits non-zero with one line on stderr for a bad value", () => 
   const result = spawnSync(process.execPath, ["--import", "tsx", "src/server.ts"], {
     env: { ...process.env, PORT: "not-a-port", LOG_LEVEL: "silent" },
     encoding: "utf8",
-    timeout: 30_000,
+    timeout: HANG_TIMEOUT_MS,
   });
   assert.notEqual(result.status, 0);
   const lines = result.stderr.trim().split("\n");

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { startScript } from "./helpers/processes.ts";
+import { HANG_TIMEOUT_MS } from "./helpers/waiting.ts";
 
 interface DemoRun {
   code: number | null;
@@ -18,7 +19,7 @@ async function runDemo(args: string[] = []): Promise<DemoRun> {
   const started = Date.now();
   const demo = startScript("scripts/demo.ts", args, { LOG_LEVEL: "warn" });
   // On SIGTERM the demo stops the processes it started before it exits.
-  const timer = setTimeout(() => void demo.stop(10_000), 170_000);
+  const timer = setTimeout(() => void demo.stop(10_000), HANG_TIMEOUT_MS);
   const code = await demo.exited.finally(() => clearTimeout(timer));
   return { code, stdout: demo.stdout(), stderr: demo.stderr(), seconds: (Date.now() - started) / 1000 };
 }
@@ -31,9 +32,10 @@ function assertStoppedEverything(run: DemoRun): void {
   }
 }
 
-describe("npm run demo", { timeout: 200_000 }, () => {
+describe("npm run demo", { timeout: HANG_TIMEOUT_MS }, () => {
   test("submits four items, runs the bot, verifies the webhooks and prints each outcome", async () => {
-    const run = await runDemo(["--timeout", "120"]);
+    // The demo's own wait for outcomes and webhooks: as long as the test's, short of a hang.
+    const run = await runDemo(["--timeout", String(HANG_TIMEOUT_MS / 1000)]);
     assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
     const rows = new Map<string, { status: string; outcome: string; webhook: string }>();
     for (const line of run.stdout.split("\n")) {

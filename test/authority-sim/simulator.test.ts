@@ -5,7 +5,7 @@ import { rejectionReasons } from "../../src/authority-sim/rules.ts";
 import { startAuthoritySim, type AuthoritySim } from "../../src/authority-sim/server.ts";
 import { parseLine, startScript, stopAll } from "../helpers/processes.ts";
 import { validWorkItem } from "../helpers/test-app.ts";
-import { waitUntil } from "../helpers/waiting.ts";
+import { HANG_TIMEOUT_MS, waitUntil } from "../helpers/waiting.ts";
 
 after(() => stopAll());
 
@@ -132,10 +132,10 @@ describe("simulator over HTTP", { timeout: 30_000 }, () => {
   });
 });
 
-test("`npm run authority-sim` runs it as its own process, configured by flags", { timeout: 30_000 }, async () => {
+test("`npm run authority-sim` runs it as its own process, configured by flags", { timeout: HANG_TIMEOUT_MS }, async () => {
   const sim = startScript("src/authority-sim/main.ts", ["--port", "0", "--outage", "--latency-ms", "5"], {});
   try {
-    const line = await waitUntil("the simulator's address line", () => sim.lines.map(parseLine).find((entry) => typeof entry?.url === "string"), 20_000);
+    const line = await waitUntil("the simulator's address line", () => sim.lines.map(parseLine).find((entry) => typeof entry?.url === "string"));
     assert.deepEqual({ ...line, url: "" }, { url: "", latencyMs: 5, errorRate: 0, outage: true, decisionDelayMs: 0 });
     const response = await fetch(`${line.url}/v1/registrations`, { method: "POST", headers: { "content-type": "application/json", "idempotency-key": "k" }, body: "{}" });
     assert.equal(response.status, 503);

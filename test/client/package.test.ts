@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { REPO_ROOT } from "../helpers/processes.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 const CONSUMER_JS = `
 import { createServer } from "node:http";
@@ -85,7 +86,7 @@ export async function use(client: WorkItemClient, body: AuthorityRvdmWorkItemCre
 }
 `;
 
-describe("package subpath work-item-api/client", { timeout: 180_000 }, () => {
+describe("package subpath work-item-api/client", { timeout: HANG_TIMEOUT_MS }, () => {
   let dir: string;
   before(() => {
     dir = mkdtempSync(join(tmpdir(), "wia-pkg-"));
@@ -118,7 +119,7 @@ describe("package subpath work-item-api/client", { timeout: 180_000 }, () => {
 
   test("plain Node ESM imports it by its package name, with no node_modules present", () => {
     writeFileSync(join(dir, "consumer.mjs"), CONSUMER_JS);
-    const result = spawnSync(process.execPath, ["consumer.mjs"], { cwd: dir, encoding: "utf8", timeout: 30_000, env: { PATH: process.env.PATH ?? "" } });
+    const result = spawnSync(process.execPath, ["consumer.mjs"], { cwd: dir, encoding: "utf8", timeout: HANG_TIMEOUT_MS, env: { PATH: process.env.PATH ?? "" } });
     assert.equal(result.status, 0, result.stderr);
     assert.deepEqual(JSON.parse(result.stdout), { pong: "Pong --> Saturday, 21 November 2026 14:03:12", notFound: "tr-1", logins: 1, event: "workitem.succeeded" });
   });
@@ -132,7 +133,7 @@ describe("package subpath work-item-api/client", { timeout: 180_000 }, () => {
       join(dir, "tsconfig.json"),
       JSON.stringify({ compilerOptions: { module: "nodenext", moduleResolution: "nodenext", strict: true, noEmit: true, skipLibCheck: false, types: ["node"] }, files: ["src/use.mts"] }),
     );
-    const result = spawnSync(process.execPath, [join(REPO_ROOT, "node_modules/typescript/bin/tsc"), "-p", dir], { cwd: dir, encoding: "utf8", timeout: 120_000 });
+    const result = spawnSync(process.execPath, [join(REPO_ROOT, "node_modules/typescript/bin/tsc"), "-p", dir], { cwd: dir, encoding: "utf8", timeout: HANG_TIMEOUT_MS });
     assert.equal(result.status, 0, result.stdout + result.stderr);
   });
 });

@@ -12,6 +12,7 @@ import { sqliteBackend } from "../helpers/backends.ts";
 import { createKeyWithCli, freePort, startServer, type CliKey, type ServerProcess } from "../helpers/processes.ts";
 import { metricValue } from "../helpers/prometheus.ts";
 import type { AuthorityRvdmWorkItemCreate } from "../../src/client/index.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 interface Recorded {
   method: string;
@@ -42,7 +43,7 @@ const scrape = async (server: ServerProcess) => (await fetch(`${server.baseUrl}/
 const JWT_A = "first-signing-key-first-signing-key-0123456789";
 const JWT_B = "second-signing-key-second-signing-key-012345678";
 
-describe("WorkItemClient against the real server", { timeout: 120_000 }, () => {
+describe("WorkItemClient against the real server", { timeout: HANG_TIMEOUT_MS }, () => {
   let data: Awaited<ReturnType<typeof sqliteBackend.create>>;
   let server: ServerProcess;
   let key: CliKey;
@@ -233,7 +234,7 @@ describe("WorkItemClient against the real server", { timeout: 120_000 }, () => {
   });
 });
 
-describe("WorkItemClient token lifetime", { timeout: 120_000 }, () => {
+describe("WorkItemClient token lifetime", { timeout: HANG_TIMEOUT_MS }, () => {
   test("with TOKEN_TTL_SECONDS=35 the token is renewed 30 s before it expires, never refused", async () => {
     const data = await sqliteBackend.create();
     const server = await startServer({ DATABASE_URL: data.databaseUrl, JWT_SECRET: JWT_A, TOKEN_TTL_SECONDS: "35", RATE_LIMIT_TENANT_RPS: "0" });

@@ -12,11 +12,12 @@ import { describe, test } from "node:test";
 import type { Page } from "playwright-core";
 import { chromiumAvailable, CHROMIUM_PATH, DESKTOP, fitsViewportWidth, PHONE, seriousAxeViolations, signedInPage, withConsoleScene, withQueueScene } from "../helpers/console-scene.ts";
 import { QUEUES } from "../helpers/deadline-queue.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 const skip = chromiumAvailable() ? false : `${CHROMIUM_PATH} is missing: the console's browser test needs Chromium (CI installs it)`;
 if (skip) process.stderr.write(`\n!!!!! ${skip}; SKIPPED !!!!!\n\n`);
 
-describe("console in Chromium [sqlite]", { timeout: 120_000, skip }, () => {
+describe("console in Chromium [sqlite]", { timeout: HANG_TIMEOUT_MS, skip }, () => {
   test("sign in, find the failed item, read why, retry it, watch it succeed, see the audit entry; accessible on every page", () =>
     withConsoleScene(async (scene) => {
       const shots = mkdtempSync(join(tmpdir(), "console-shots-"));
@@ -69,7 +70,7 @@ describe("console in Chromium [sqlite]", { timeout: 120_000, skip }, () => {
       assert.match(await page.getByRole("region", { name: "Timeline", exact: true }).innerText(), /The authority is back up/);
 
       await watching.clock.runFor(31_000);
-      await companyRows(watching).first().locator("td").nth(1).filter({ hasText: /^1$/ }).waitFor({ timeout: 10_000 });
+      await companyRows(watching).first().locator("td").nth(1).filter({ hasText: /^1$/ }).waitFor({ timeout: HANG_TIMEOUT_MS });
       assert.match(watching.url(), /\/console$/, "refreshed in place, without a reload");
 
       await page.getByRole("link", { name: "Webhook deliveries" }).click();

@@ -14,6 +14,7 @@ import { chromiumAvailable, CHROMIUM_PATH, DESKTOP, fitsViewportWidth, PHONE, se
 import { withMorningScene, type MorningScene } from "../helpers/morning-scene.ts";
 import { createTestOperator } from "../helpers/operators.ts";
 import { bearer } from "../helpers/test-app.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 const skip = chromiumAvailable() ? false : `${CHROMIUM_PATH} is missing: the console's browser test needs Chromium (CI installs it)`;
 if (skip) process.stderr.write(`\n!!!!! ${skip}; SKIPPED !!!!!\n\n`);
@@ -55,7 +56,7 @@ async function timesInAmsterdam(page: Page, name: string): Promise<void> {
   }
 }
 
-describe("console at a glance in Chromium [sqlite]", { timeout: 600_000, skip }, () => {
+describe("console at a glance in Chromium [sqlite]", { timeout: HANG_TIMEOUT_MS, skip }, () => {
   test("a normal morning: times, marks, charts, Find, totals, batch link, Stop retrying, layout, favicon, work types", () =>
     withMorningScene("normal", async (scene: MorningScene) => {
       assert.ok(scene.someItem?.applicationNumber && scene.someItem.registrationNumber && scene.overdueItem, "the morning has a filed item and an overdue one");

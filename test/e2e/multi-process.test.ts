@@ -12,6 +12,7 @@ import pg from "pg";
 import { availableBackends, POSTGRES_TEST_URL, postgresBackend, withPostgresAdmin } from "../helpers/backends.ts";
 import { runCli, startServer, type ServerProcess } from "../helpers/processes.ts";
 import { validWorkItem } from "../helpers/test-app.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 const COMPANY_ID = 880;
 const ADDS = 500;
@@ -19,7 +20,7 @@ const BATCH_MAX_ITEMS = 37;
 const RACED_KEYS = 5;
 const hasPostgres = (await availableBackends()).some((backend) => backend.name === "postgres");
 
-describe("two API processes on one PostgreSQL database", { skip: !hasPostgres && "PostgreSQL is not available", timeout: 180_000 }, () => {
+describe("two API processes on one PostgreSQL database", { skip: !hasPostgres && "PostgreSQL is not available", timeout: HANG_TIMEOUT_MS }, () => {
   let location: Awaited<ReturnType<typeof postgresBackend.create>>;
   let schema: string;
   let servers: ServerProcess[] = [];

@@ -8,6 +8,7 @@ import { createServer } from "node:net";
 import { after, describe, test } from "node:test";
 import { sqliteBackend } from "../helpers/backends.ts";
 import { groupGone, parseLine, startServer, stopAll } from "../helpers/processes.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 /** Whether this process can listen on the port: nothing else holds it. */
 const portIsFree = (port: number) =>
@@ -17,7 +18,7 @@ const portIsFree = (port: number) =>
     probe.listen(port, "127.0.0.1", () => probe.close(() => resolve(true)));
   });
 
-describe("npm start and signals", { timeout: 180_000 }, () => {
+describe("npm start and signals", { timeout: HANG_TIMEOUT_MS }, () => {
   after(() => stopAll());
 
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
@@ -28,7 +29,7 @@ describe("npm start and signals", { timeout: 180_000 }, () => {
         const { port } = server;
         assert.equal(await portIsFree(port), false, "the server holds its port");
         process.kill(server.pid, signal); // npm's pid only, not its process group
-        assert.ok(await groupGone(server.pid, 30_000), `every process of npm start ended after ${signal}\n${server.output().slice(-4000)}`);
+        assert.ok(await groupGone(server.pid, HANG_TIMEOUT_MS), `every process of npm start ended after ${signal}\n${server.output().slice(-4000)}`);
         assert.ok(await portIsFree(port), "the port is free");
         const finished = server.lines.map(parseLine).find((line) => line?.msg === "shutdown finished");
         assert.equal(finished?.reason, signal, "the server shut down on the signal");

@@ -9,11 +9,12 @@ import { after, before, describe, test } from "node:test";
 import { availableBackends } from "../helpers/backends.ts";
 import { runCli, startServer, type ServerProcess } from "../helpers/processes.ts";
 import { validWorkItem } from "../helpers/test-app.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 const COMPANY_ID = 7701;
 
 for (const backend of await availableBackends()) {
-  describe(`server process end to end [${backend.name}]`, { timeout: 180_000 }, () => {
+  describe(`server process end to end [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     let location: Awaited<ReturnType<typeof backend.create>>;
     let env: Record<string, string | undefined>;
     let server: ServerProcess | undefined;

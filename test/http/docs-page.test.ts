@@ -10,6 +10,7 @@ import { after, before, describe, test } from "node:test";
 import { chromium, type Browser } from "playwright-core";
 import { sqliteBackend } from "../helpers/backends.ts";
 import { REPO_ROOT, startServer, type ServerProcess } from "../helpers/processes.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
@@ -38,7 +39,7 @@ if (!available && !inCi) {
   process.stderr.write(`\n!!! ${CHROMIUM} is missing: the /docs browser test is SKIPPED. Install it with: apt-get update && apt-get install -y chromium\n\n`);
 }
 
-describe("/docs in Chromium", { timeout: 120_000, skip: !available && !inCi ? `${CHROMIUM} is missing (apt-get install -y chromium)` : false }, () => {
+describe("/docs in Chromium", { timeout: HANG_TIMEOUT_MS, skip: !available && !inCi ? `${CHROMIUM} is missing (apt-get install -y chromium)` : false }, () => {
   let data: Awaited<ReturnType<typeof sqliteBackend.create>>;
   let server: ServerProcess;
   let browser: Browser;
@@ -68,7 +69,7 @@ describe("/docs in Chromium", { timeout: 120_000, skip: !available && !inCi ? `$
     });
 
     await page.goto(`${server.baseUrl}/docs`, { waitUntil: "networkidle" });
-    await page.waitForSelector(".opblock-summary", { timeout: 30_000 });
+    await page.waitForSelector(".opblock-summary", { timeout: HANG_TIMEOUT_MS });
     const shown = await page.$$eval(".opblock-summary", (summaries) =>
       summaries.map((summary) => {
         const method = summary.querySelector(".opblock-summary-method")?.textContent?.trim() ?? "";
@@ -88,7 +89,7 @@ describe("/docs in Chromium", { timeout: 120_000, skip: !available && !inCi ? `$
     // Open AddWorkItemCreate: the request example and a problem example come from the schemas.
     await page.click('.opblock-summary:has([data-path="/api/AuthorityRvdm/AddWorkItemCreate"])');
     const operation = page.locator(".opblock.is-open");
-    await operation.locator(".body-param__example, .highlight-code").first().waitFor({ timeout: 10_000 });
+    await operation.locator(".body-param__example, .highlight-code").first().waitFor({ timeout: HANG_TIMEOUT_MS });
     const text = await operation.innerText();
     assert.match(text, /ORDER-2026-0042/, "request example");
     assert.match(text, /"workItemId": 4711/, "200 example");

@@ -14,6 +14,7 @@ import { after, before, describe, test } from "node:test";
 import openapiTS, { astToString } from "openapi-typescript";
 import { availableBackends } from "../helpers/backends.ts";
 import { createKeyWithCli, REPO_ROOT, startServer, type ServerProcess } from "../helpers/processes.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 const run = promisify(execFile);
 
@@ -33,7 +34,7 @@ const backends = await availableBackends();
 for (const backend of backends) {
   // The document is the same on every store: the tools check it once, the client runs on each.
   const checkDocument = backend === backends[0];
-  describe(`OpenAPI document with third-party tools [${backend.name}]`, { timeout: 180_000 }, () => {
+  describe(`OpenAPI document with third-party tools [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     let data: Awaited<ReturnType<typeof backend.create>>;
     let server: ServerProcess;
     let document: string;

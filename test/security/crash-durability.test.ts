@@ -11,6 +11,7 @@ import { availableBackends } from "../helpers/backends.ts";
 import { startServer, type ServerProcess } from "../helpers/processes.ts";
 import { addOverHttp, unanswered, type AddAttempt } from "../helpers/http-add.ts";
 import { TEST_JWT_SECRET } from "../helpers/test-app.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 const COMPANY = 1201;
 const CLIENTS = 8;
@@ -32,7 +33,7 @@ async function listAll(server: ServerProcess, token: string): Promise<Array<{ wo
 
 for (const backend of await availableBackends()) {
   describe(`crash durability [${backend.name}]`, () => {
-    test("SIGKILL under concurrent load loses no acknowledged item; retries create no duplicate", { timeout: 90_000 }, async (t) => {
+    test("SIGKILL under concurrent load loses no acknowledged item; retries create no duplicate", { timeout: HANG_TIMEOUT_MS }, async (t) => {
       const created = await backend.create();
       const setup = await openStore(created.location);
       const key = await createKey(setup, { companyId: COMPANY });

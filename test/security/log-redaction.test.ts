@@ -15,6 +15,7 @@ import { claimsFor, forgeToken } from "../helpers/auth-matrix.ts";
 import { queryRows, sqliteBackend } from "../helpers/backends.ts";
 import { startServer } from "../helpers/processes.ts";
 import { TEST_JWT_SECRET, validWorkItem } from "../helpers/test-app.ts";
+import { HANG_TIMEOUT_MS, waitUntil } from "../helpers/waiting.ts";
 
 const COMPANY = 1301;
 async function webhookReceiver(): Promise<{ server: Server; url: string; deliveries: string[] }> {
@@ -32,7 +33,7 @@ async function webhookReceiver(): Promise<{ server: Server; url: string; deliver
 }
 
 describe("log redaction", () => {
-  test("a full run at LOG_LEVEL=trace logs no secret, token or signing key", { timeout: 60_000 }, async () => {
+  test("a full run at LOG_LEVEL=trace logs no secret, token or signing key", { timeout: HANG_TIMEOUT_MS }, async () => {
     const created = await sqliteBackend.create();
     const setup = await openStore(created.location);
     const key = await createKey(setup, { companyId: COMPANY });
@@ -91,8 +92,7 @@ describe("log redaction", () => {
       for (const [path, init, status] of errors) assert.equal((await call(path, init)).status, status, `${init.method ?? "GET"} ${path}`);
       for (const id of ids) assert.equal((await call(`/api/AuthorityRvdm/WorkItem/${id}`, { headers: { authorization: `Bearer ${bearerToken}` } })).status, 200);
 
-      const deadline = Date.now() + 30_000;
-      while (receiver.deliveries.length < ids.length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
+      await waitUntil("every item's webhook delivered", () => receiver.deliveries.length >= ids.length, undefined, 250);
       assert.equal(receiver.deliveries.length, ids.length, "every item's webhook was delivered during the run");
       const [stored] = await queryRows<{ webhook_secret: string }>(created.location, "SELECT webhook_secret FROM companies WHERE company_id = $1", [COMPANY]);
       assert.doesNotMatch(stored!.webhook_secret, /whsec_/, "the secret stored in plain text was encrypted at start");

@@ -11,6 +11,7 @@ import { after, before, describe, test } from "node:test";
 import { availableBackends } from "../helpers/backends.ts";
 import { createKeyWithCli, startServer, type ServerProcess } from "../helpers/processes.ts";
 import { validWorkItem } from "../helpers/test-app.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 const FLOODERS = 20;
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
@@ -22,7 +23,7 @@ async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; value: T 
 }
 
 for (const backend of await availableBackends()) {
-  describe(`a sign-in flood [${backend.name}]`, { timeout: 120_000 }, () => {
+  describe(`a sign-in flood [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     let location: Awaited<ReturnType<typeof backend.create>>;
     let server: ServerProcess | undefined;
     let token: string;

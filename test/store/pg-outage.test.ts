@@ -16,6 +16,7 @@ import { createPgCluster, pgClusterUnsupported, type PgCluster } from "../helper
 import { startServer, type ServerProcess } from "../helpers/processes.ts";
 import { addOverHttp, type AddAttempt } from "../helpers/http-add.ts";
 import { TEST_JWT_SECRET } from "../helpers/test-app.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 const COMPANY = 1101;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -25,7 +26,7 @@ const skip = !hasPostgres ? "no postgres backend in test/helpers/backends.ts" : 
 if (skip && hasPostgres && process.env.CI) throw new Error(`PostgreSQL outage test cannot run in CI: ${skip}`);
 
 describe("PostgreSQL outage under load", { skip }, () => {
-  test("503s while it is down, recovery without restart, nothing acknowledged lost", { timeout: 120_000 }, async (t) => {
+  test("503s while it is down, recovery without restart, nothing acknowledged lost", { timeout: HANG_TIMEOUT_MS }, async (t) => {
     let cluster: PgCluster | undefined;
     let server: ServerProcess | undefined;
     try {

@@ -13,8 +13,9 @@ import { createKey } from "../../../src/admin/admin.ts";
 import { openSqliteStore } from "../../../src/store/sqlite/sqlite-store.ts";
 import { freePort, startServer } from "../../helpers/processes.ts";
 import { TEST_JWT_SECRET, validWorkItem } from "../../helpers/test-app.ts";
+import { HANG_TIMEOUT_MS } from "../../helpers/waiting.ts";
 
-test("SIGKILL of the server during a burst loses no acknowledged item", { timeout: 60_000 }, async () => {
+test("SIGKILL of the server during a burst loses no acknowledged item", { timeout: HANG_TIMEOUT_MS }, async () => {
   const dir = mkdtempSync(join(tmpdir(), "wia-crash-"));
   const path = join(dir, "data", "work-item-api.db");
   try {
@@ -26,7 +27,7 @@ test("SIGKILL of the server during a burst loses no acknowledged item", { timeou
     const start = async () =>
       startServer(
         { DATABASE_URL: `sqlite:${path}`, JWT_SECRET: TEST_JWT_SECRET, ROLE: "api", LOG_LEVEL: "silent", RATE_LIMIT_TENANT_RPS: "0" },
-        { port: await freePort(), readyBy: "healthz", readyTimeoutMs: 20_000 },
+        { port: await freePort(), readyBy: "healthz" },
       );
     const server = await start();
     const { baseUrl } = server;
