@@ -31,6 +31,8 @@ const RUNS = { bodies: 5000, paths: 2000, queries: 1500, headers: 1500, socket: 
 
 const ADD = "/api/AuthorityRvdm/AddWorkItemCreate";
 const BULK = "/api/AuthorityRvdm/AddWorkItemCreateBulk";
+/** A change or withdrawal that names an existing original stores one item of its own, as an add does. */
+const FOLLOW_UPS = ["/api/AuthorityRvdm/AddWorkItemChange", "/api/AuthorityRvdm/AddWorkItemWithdraw"];
 const LOGIN = "/api/Login/Authenticate";
 
 type Answer = { status: number; headers: Record<string, string | string[] | number | undefined>; body: string };
@@ -87,7 +89,7 @@ for (const [index, backend] of backends.entries()) {
         assert.ok(stored.every((r) => Number.isSafeInteger(r.workItemId) && r.workItemId! > 0), where());
         const replayed = answer.headers["idempotency-replayed"] === "true";
         assert.equal(now.workItems, rows.workItems + (replayed ? 0 : stored.length), `a 200 bulk add stores exactly the items it names: ${where()}`);
-      } else if (answer.status === 200 && path.toLowerCase().startsWith(ADD.toLowerCase())) {
+      } else if (answer.status === 200 && [ADD, ...FOLLOW_UPS].some((add) => path.toLowerCase().startsWith(add.toLowerCase()))) {
         const key = JSON.parse(answer.body) as { workItemId: number };
         assert.ok(Number.isSafeInteger(key.workItemId) && key.workItemId > 0, where());
         const replayed = answer.headers["idempotency-replayed"] === "true";
