@@ -1,8 +1,11 @@
 /**
  * Token issue and verification with fast-jwt, HS256 only: the algorithm is pinned on both
  * sides, so `alg: none` and HS/RS confusion are refused by the verifier itself. Verified tokens
- * are cached by fast-jwt's own `cache` (bounded, keyed by the whole token, and only answered
- * between the token's `nbf` and `exp`), so a token seen before costs no HMAC and no JSON parsing.
+ * are remembered here by their text (bounded, and only answered between the token's `nbf` and
+ * `exp`), so a token seen before costs no HMAC and no JSON parsing. fast-jwt's own cache keys
+ * each token by its SHA-256: when a connection's requests carry different tokens (a client that
+ * serves many companies), that hash cost a third of a Ping's CPU (docs/performance.md), and
+ * fast-jwt warns at start-up against any other key.
  */
 import { createHash, randomUUID } from "node:crypto";
 import { createSigner, createVerifier, TokenError } from "fast-jwt";
@@ -42,7 +45,7 @@ export class TokenRejectedError extends Error {
 
 /** Longer tokens are refused before any parsing; ours are about 350 bytes. */
 export const MAX_TOKEN_LENGTH = 4096;
-/** Verified tokens fast-jwt keeps (LRU). */
+/** Verified tokens remembered, the oldest forgotten first. */
 const MAX_CACHED_TOKENS = 10_000;
 
 /**
@@ -55,6 +58,8 @@ export class TokenService {
   private readonly sign: (payload: Record<string, unknown>) => string;
   private readonly verifyToken: (token: string) => { header: { kid?: unknown }; payload: Record<string, unknown> };
   private readonly kid: string;
+  /** Verified claims by token text, in the order they were first verified. */
+  private readonly verified = new Map<string, TokenClaims>();
 
   constructor(private readonly settings: TokenSettings) {
     const key = Buffer.from(settings.secret, "utf8");
@@ -63,12 +68,6 @@ export class TokenService {
     this.verifyToken = createVerifier({
       key,
       complete: true,
-      cache: MAX_CACHED_TOKENS,
-      // The token itself is the cache key, not fast-jwt's default SHA-256 of it: a request whose
-      // token differs from its connection's last one (a client that serves many companies) spent
-      // a third of a Ping's CPU hashing it (docs/performance.md). Only verified tokens are cached
-      // (errors are not, by default), so the keys are our own tokens, ~350 bytes each.
-      cacheKeyBuilder: (token: string) => token,
       algorithms: ["HS256"],
       allowedIss: settings.issuer,
       allowedAud: settings.audience,
@@ -102,6 +101,8 @@ export class TokenService {
 
   /** Returns the claims of a valid token; throws TokenRejectedError otherwise. */
   verify(token: string): TokenClaims {
+    const known = this.verified.get(token);
+    if (known !== undefined && TokenService.isCurrent(known)) return known;
     if (token.length > MAX_TOKEN_LENGTH) throw new TokenRejectedError("The token is too long.");
     let verified;
     try {
@@ -114,8 +115,11 @@ export class TokenService {
     if (verified.header.kid !== undefined && verified.header.kid !== this.kid) {
       throw new TokenRejectedError("The token names a key this service does not have.");
     }
-    // A cache hit returns the same object every time, so the claims are one frozen object per token.
-    return Object.freeze(verified.payload) as unknown as TokenClaims;
+    // One frozen object per token: the guard finds the tenant it names by identity.
+    const claims = Object.freeze(verified.payload) as unknown as TokenClaims;
+    if (this.verified.size >= MAX_CACHED_TOKENS) this.verified.delete(this.verified.keys().next().value!);
+    this.verified.set(token, claims);
+    return claims;
   }
 }
 
