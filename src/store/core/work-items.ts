@@ -13,10 +13,10 @@ type WorkItemOperations = Pick<Store, "getWorkItem" | "getWorkItemJson" | "getWo
 type ViewRow = { work_item_id: number | string; view: string | null };
 
 export function workItemOperations(db: DatabasePort): WorkItemOperations {
-  /** The rare row the database left to rows.ts: its view, stringified. */
-  const viewText = async (companyId: number, row: ViewRow): Promise<string> => {
+  /** The rare row the database left to rows.ts: its view, stringified; undefined when the item went meanwhile (retention). */
+  const viewText = async (companyId: number, row: ViewRow): Promise<string | undefined> => {
     const item = await db.one<WorkItemRow>(SQL.getWorkItem, [companyId, row.work_item_id]);
-    return JSON.stringify(item && toWorkItemView(item));
+    return item && JSON.stringify(toWorkItemView(item));
   };
 
   return {
@@ -42,7 +42,8 @@ export function workItemOperations(db: DatabasePort): WorkItemOperations {
     async listWorkItemsJson(companyId, query) {
       const { statement, values } = listWorkItemsStatement(companyId, query, "json");
       const rows = await db.all<ViewRow>(statement, values);
-      return Promise.all(rows.map(async (row) => ({ workItemId: Number(row.work_item_id), json: row.view ?? (await viewText(companyId, row)) })));
+      const page = await Promise.all(rows.map(async (row) => ({ workItemId: Number(row.work_item_id), json: row.view ?? (await viewText(companyId, row)) })));
+      return page.filter((item): item is { workItemId: number; json: string } => item.json !== undefined);
     },
 
     cancelWorkItem(companyId, workItemId, now) {
@@ -74,6 +75,11 @@ const FILTERS = [
   ["workBatchId", "work_batch_id"],
 ] as const;
 
+const GET_WORK_ITEM_JSON: Statement = {
+  name: "get_work_item_json",
+  text: (d) => `SELECT work_item_id, ${workItemViewColumn(d)} FROM work_items WHERE company_id = $1 AND work_item_id = $2`,
+};
+
 const listStatements = new Map<string, Statement>();
 
 /**
@@ -86,11 +92,6 @@ const listStatements = new Map<string, Statement>();
  * goes through the company's batches that are not Completed, the only ones that can hold New
  * items. PostgreSQL's full status index serves both forms alike.
  */
-const GET_WORK_ITEM_JSON: Statement = {
-  name: "get_work_item_json",
-  text: (d) => `SELECT work_item_id, ${workItemViewColumn(d)} FROM work_items WHERE company_id = $1 AND work_item_id = $2`,
-};
-
 function listWorkItemsStatement(companyId: number, query: ListWorkItemsQuery, shape: "rows" | "json"): { statement: Statement; values: unknown[] } {
   const used = FILTERS.filter(([field]) => query[field] !== undefined);
   const values: unknown[] = [companyId, query.beforeWorkItemId ?? Number.MAX_SAFE_INTEGER, query.limit, ...used.map(([field]) => query[field])];
