@@ -35,7 +35,6 @@ import { capacityOf, crunchFigures, type CrunchFigures } from "./lib/deadline-fi
 import { postgresBenchStore, sqliteBenchStore, type BenchStore } from "./lib/stores.ts";
 import { loadavg } from "node:os";
 import { stopAll, stopAllOnSignals } from "../scripts/lib/processes.ts";
-import type { Store } from "../src/store/store.ts";
 import { measureClaimCosts, seedQueue, type ClaimCost, type ClaimCostCase } from "./lib/claim-cost.ts";
 
 const USAGE = `usage: npm run bench:deadlines -- [flags]
@@ -196,23 +195,23 @@ async function claimCostReport(options: Options): Promise<string> {
     { items: 100_000, companies: 1000 },
   ];
   const locations: BenchStore[] = [];
-  const queues: Array<{ store: Store; size: ClaimCostCase }> = [];
+  const queues: Array<{ location: BenchStore; size: ClaimCostCase }> = [];
   let rows: ClaimCost[];
   try {
     for (const size of sizes) {
       const location = options.store === "sqlite" ? sqliteBenchStore(false) : await postgresBenchStore(options.postgresUrl, false, "claimcost");
       locations.push(location);
       log(`claim cost: ${size.items} due items over ${size.companies} companies on ${location.description}`);
-      queues.push({ store: await seedQueue(location, size, log), size });
+      await (await seedQueue(location, size, log)).close();
+      queues.push({ location, size });
     }
-    rows = await measureClaimCosts(queues, { claims: 500, warmUp: 100, limit: 8 });
+    rows = await measureClaimCosts(queues, { blocks: 10, claims: 50, warmUp: 10, limit: 8 }, log);
   } finally {
-    for (const { store } of queues) await store.close();
     for (const location of locations) await location.cleanup();
   }
   const ms = (value: number) => value.toFixed(2);
   return [
-    `Claim cost on ${options.store}: claimFilingWork of 8 items, each claim given back untimed; load average ${loadavg()[0]!.toFixed(1)}`,
+    `Claim cost on ${options.store}: claimFilingWork of 8 items, each claim given back untimed, in 10 blocks of 50 per queue on fresh connections; load average ${loadavg()[0]!.toFixed(1)}`,
     "",
     "| due items | companies | claims | p50 ms | p95 ms | mean ms |",
     "|---:|---:|---:|---:|---:|---:|",

@@ -13,7 +13,14 @@ const IN_LANE_WITHOUT_DEADLINE = "company_id = $1 AND work_type = $2 AND deadlin
 /** An item waiting in a lane: New and due at some time, or InProgress with its claim's lease. */
 const LANE_ITEM = "status IN ('New', 'InProgress') AND next_attempt_at IS NOT NULL";
 /** Not of a paused work type (SPEC §12.2): `table` names the alias whose work_type it looks at. */
-const notPaused = (table: string) => `NOT EXISTS (SELECT 1 FROM bot_pauses p WHERE p.work_type = ${table}.work_type)`;
+/**
+ * NOT IN, not NOT EXISTS: PostgreSQL turns NOT EXISTS into an anti-join, which loses the lane
+ * index's order, so with analysed statistics a claim sorted all 4,000 lanes of the 100,000-item
+ * queue to take 9 (2.9 ms against 0.04 ms). NOT IN stays a filter on a hashed subplan, read once
+ * per statement, and the lanes are read in index order up to the LIMIT. work_type is the key of
+ * bot_pauses, never NULL, so the two mean the same.
+ */
+const notPaused = (table: string) => `${table}.work_type NOT IN (SELECT p.work_type FROM bot_pauses p)`;
 const LANE_NOT_PAUSED = notPaused("l");
 const LANE_COLUMNS = "l.company_id, l.work_type, l.deadline_at, l.served_seq";
 /** An original's changes and withdrawal waiting or being filed. */
