@@ -211,7 +211,7 @@ async function claimCostReport(options: Options): Promise<string> {
   }
   const ms = (value: number) => value.toFixed(2);
   return [
-    `Claim cost on ${options.store}: claimFilingWork of 8 items, each claim given back untimed, in 10 blocks of 50 per queue on fresh connections; load average ${loadavg()[0]!.toFixed(1)}`,
+    `Claim cost on ${options.store}: claimFilingWork of 8 items, each claim given back untimed, in 10 blocks of 50 in a row per queue, on fresh connections; load average ${loadavg()[0]!.toFixed(1)}`,
     "",
     "| due items | companies | claims | p50 ms | p95 ms | mean ms |",
     "|---:|---:|---:|---:|---:|---:|",

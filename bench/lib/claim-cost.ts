@@ -87,11 +87,12 @@ async function timedClaim(store: Store, limit: number): Promise<number> {
 }
 
 /**
- * Claims on each queue in turns, in `blocks` blocks: each block opens every queue's store anew,
- * makes `warmUp` untimed claims on each, then `claims` timed ones. On PostgreSQL a store's claims
- * all go through one server process, and where the operating system runs that process against
- * this one decides its round trips: two queues of 10 items measured side by side differed by
- * 2.4× in one run, either one the slower. New connections per block spread that over both.
+ * Claims on each queue, in `blocks` blocks: each block opens every queue's store anew and, one
+ * queue after the other (the order alternates from block to block, so drift on a shared machine
+ * hits both alike), makes `warmUp` untimed claims and then `claims` timed ones in a row, as a
+ * worker does. Alternating claim by claim instead made whichever queue came after the other's
+ * give-back pay for it: on PostgreSQL two queues of 10 items differed by up to 2.4× that way,
+ * and the 100,000-item queue cost 1.7–1.9× the small one, against 1.0–1.1× in runs of 50.
  */
 export async function measureClaimCosts(
   queues: Array<{ location: BenchStore; size: ClaimCostCase }>,
@@ -102,9 +103,11 @@ export async function measureClaimCosts(
   for (let block = 0; block < input.blocks; block += 1) {
     const stores = await Promise.all(queues.map(({ location }) => openQueue(location)));
     try {
-      for (let i = 0; i < input.warmUp + input.claims; i += 1) {
-        for (const [index, store] of stores.entries()) {
-          const ms = await timedClaim(store, input.limit);
+      const order = [...stores.keys()];
+      if (block % 2 === 1) order.reverse();
+      for (const index of order) {
+        for (let i = 0; i < input.warmUp + input.claims; i += 1) {
+          const ms = await timedClaim(stores[index]!, input.limit);
           if (i >= input.warmUp) times[index]!.push(ms);
         }
       }
