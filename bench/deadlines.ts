@@ -31,7 +31,7 @@ import { loadBuild } from "./lib/bot-build.ts";
 import { benchFlags, wholeNumber } from "./lib/args.ts";
 import { deadlinesOf, planCrunch, type CrunchShape } from "./lib/crunch.ts";
 import { runCrunch, type CrunchRun, type CrunchSettings } from "./lib/crunch-run.ts";
-import { capacityOf, crunchFigures, type CrunchFigures } from "./lib/deadline-figures.ts";
+import { capacityOf, crunchFigures, type Capacity, type CrunchFigures } from "./lib/deadline-figures.ts";
 import { postgresBenchStore, sqliteBenchStore, type BenchStore } from "./lib/stores.ts";
 import { loadavg } from "node:os";
 import { stopAll, stopAllOnSignals } from "../scripts/lib/processes.ts";
@@ -59,6 +59,8 @@ const USAGE = `usage: npm run bench:deadlines -- [flags]
   --bot-concurrency N   BOT_CONCURRENCY (default: the build's)
   --claim-size N        BOT_CLAIM_SIZE, for builds that have it (default: the build's)
   --seed N              of the arrivals (default 1)
+  --timeline            also print each second of the crunch: authority up or down, items picked
+                        up and not submitted, how busy the authority was
   --claim-cost          instead of the crunch: the cost of one claim (claimFilingWork, 8 items)
                         with 10 due items over 10 companies and with 100,000 over 1,000, on
                         this checkout and the chosen store (SPEC §14, "Scale")
@@ -91,6 +93,7 @@ function parseOptions(argv: string[]) {
     "claim-size": { type: "string" },
     seed: { type: "string", default: "1" },
     "claim-cost": { type: "boolean", default: false },
+    timeline: { type: "boolean", default: false },
     "postgres-url": { type: "string", default: process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test" },
   });
   const whole = wholeNumber;
@@ -122,7 +125,7 @@ function parseOptions(argv: string[]) {
       ...(values["claim-size"] ? { BOT_CLAIM_SIZE: String(whole("claim-size", values["claim-size"], 1)) } : {}),
     },
   };
-  return { builds: values.build ?? ["."], store: values.store, postgresUrl: values["postgres-url"], shape, settings, claimCost: values["claim-cost"] };
+  return { builds: values.build ?? ["."], store: values.store, postgresUrl: values["postgres-url"], shape, settings, claimCost: values["claim-cost"], timeline: values.timeline };
 }
 type Options = ReturnType<typeof parseOptions>;
 
@@ -232,6 +235,24 @@ async function main(): Promise<void> {
   const results = [];
   for (const spec of options.builds) results.push(await runBuild(spec, options));
   process.stdout.write(report(options, results));
+  if (options.timeline) for (const { run } of results) process.stdout.write(timeline(run, capacityOf(options.settings)));
+}
+
+/**
+ * Second by second: whether the authority was up, the items picked up and not yet submitted
+ * (as in the table's "from pickup"), and how busy the authority was (calls in flight ÷ the
+ * capacity), to see where a run lost its utilisation.
+ */
+function timeline(run: CrunchRun, capacity: Capacity): string {
+  const lines = [`${run.build}, second by second:`, "", "| s | authority | picked up, not submitted | busy |", "|---:|---|---:|---:|"];
+  const pickedUp = (at: number) => run.items.filter((item) => Math.ceil((item.arrivedAt - run.startedAt) / 1000) * 1000 + run.startedAt <= at && (item.submittedAt ?? Infinity) > at).length;
+  for (let from = run.startedAt; from < run.endedAt; from += 1000) {
+    const to = Math.min(from + 1000, run.endedAt);
+    const down = run.outage.some(([start, end]) => start < to && end > from);
+    const busy = run.inFlight.growthOver([[from, to]]) / (capacity.inFlight * (to - from));
+    lines.push(`| ${Math.round((from - run.startedAt) / 1000)} | ${down ? "down" : "up"} | ${pickedUp(from + 500)} | ${share(busy, 1)} |`);
+  }
+  return `\n${lines.join("\n")}\n`;
 }
 
 main().catch(async (error: unknown) => {

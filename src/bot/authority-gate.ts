@@ -35,6 +35,12 @@ export interface AuthorityGate {
   call<T>(kind: CallKind, work: (adapter: AuthorityAdapter) => Promise<T>, signal?: AbortSignal): Promise<T | typeof BREAKER_OPEN>;
   /** Whether a call may go now: the breaker is closed, or its probe is due (after this process's probe, if one is out, has its answer). */
   mayCall(): Promise<boolean>;
+  /**
+   * When a call may go next, as epoch ms: now when the breaker is closed, its probe time when it
+   * is open, and at most a refresh away while another process's probe is out (its answer is not
+   * known here before that).
+   */
+  nextCallAt(): Promise<number>;
   /** The breaker's state as this process last saw it (the metric). */
   breakerState(): BreakerView["state"];
   /** Why the breaker is open, when the authority refused our calls themselves (the metric); null otherwise. */
@@ -205,6 +211,14 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
       const state = await current();
       const now = clock().getTime();
       return admission(state, now) === "go" || (admission(state, now) === "probe" && !probeSettled);
+    },
+
+    async nextCallAt() {
+      const state = await current(true);
+      const now = clock().getTime();
+      if (state.state === "closed" || state.until === null) return now;
+      const until = Date.parse(state.until);
+      return state.state === "open" ? until : Math.min(until, now + BREAKER_REFRESH_MS);
     },
 
     breakerState: () => breaker.state,

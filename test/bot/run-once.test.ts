@@ -100,6 +100,28 @@ for (const backend of await availableBackends()) {
         assert.deepEqual([(await item(key.workItemId)).status, sim.stats().requests], ["New", 1]);
       }));
 
+    test("a scheduled pass whose breaker opens makes the probe when the breaker allows it, not at the next pass", () =>
+      withBot(backend, { AUTHORITY_BREAKER_FAILURES: "1", AUTHORITY_BREAKER_SECONDS: "1", AUTHORITY_MAX_CONCURRENCY: "1" }, async ({ sim, add, item, run }) => {
+        const keys = [await add(validWorkItem({ customerReference: "probe-1" })), await add(validWorkItem({ customerReference: "probe-2" }))];
+        sim.behaviour.outage = true;
+        // The authority is back as soon as the call that opened the breaker has failed.
+        let passOver = false;
+        const calls = (async () => {
+          while (sim.stats().requests < 1 && !passOver) await sleep(2);
+          const failedAt = Date.now();
+          sim.behaviour.outage = false;
+          while (sim.stats().requests < 2 && !passOver) await sleep(2);
+          return { failedAt, probedAt: Date.now() };
+        })();
+        const counts = await run({ nextPassAt: () => new Date(Date.now() + 3_600_000) }).finally(() => (passOver = true));
+        // The item that failed waits for its backoff, due from the next pass on; the other is the probe.
+        assert.deepEqual([counts.retried, counts.submitted, counts.succeeded], [1, 1, 1], "the probe went in the same pass");
+        const { failedAt, probedAt } = await calls;
+        assert.ok(probedAt - failedAt >= 900, `no call while the breaker was open (the next came ${probedAt - failedAt} ms after the failure)`);
+        const views = await Promise.all(keys.map((key) => item(key.workItemId)));
+        assert.deepEqual(views.map((view) => [view.status, view.attempts]).sort(), [["New", 1], ["Successful", 0]]);
+      }));
+
     test("after BOT_MAX_ATTEMPTS transient failures the item fails with AUTHORITY_UNAVAILABLE", () =>
       withBot(backend, { BOT_MAX_ATTEMPTS: "3" }, async ({ sim, add, item, batch, run }) => {
         const key = await add(validWorkItem());

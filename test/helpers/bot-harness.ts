@@ -29,6 +29,8 @@ export interface RunOptions {
   gate?: AuthorityGate;
   signal?: AbortSignal;
   clock?: () => Date;
+  /** The schedule's next pass, as a scheduled worker has one (`bot run-once` has none). */
+  nextPassAt?: () => Date | null;
 }
 
 export async function withBot(backend: Backend, env: Record<string, string>, body: (s: Setup) => Promise<void>): Promise<void> {
@@ -61,6 +63,7 @@ export async function withBot(backend: Backend, env: Record<string, string>, bod
           owner: "test-worker",
           ...(options.signal ? { signal: options.signal } : {}),
           ...(options.clock ? { clock: options.clock } : {}),
+          ...(options.nextPassAt ? { nextPassAt: options.nextPassAt } : {}),
         }),
     });
     // Whatever the scenario left, in every state and kind: the read routes answer it as the views are.
