@@ -285,7 +285,10 @@ async function fileDueItems(pass: Pass): Promise<void> {
     // for a pass that starts only after this one ends.
     async () => {
       if (pass.pollsHeld === 0 || !Number.isFinite(pass.refreshAt)) return false;
-      await Promise.race([sleep(Math.max(0, pass.refreshAt - pass.clock().getTime())), pass.pollsIdle.next()]);
+      // The timer goes with the wait: left running, it would hold the process up to a schedule period.
+      const waited = new AbortController();
+      await Promise.race([sleep(Math.max(0, pass.refreshAt - pass.clock().getTime()), undefined, { signal: waited.signal }).catch(() => undefined), pass.pollsIdle.next()]);
+      waited.abort();
       return pass.clock().getTime() >= pass.refreshAt;
     },
   ).catch((error: unknown) => {
