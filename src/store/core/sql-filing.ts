@@ -12,8 +12,8 @@ const IN_LANE = "company_id = $1 AND work_type = $2 AND deadline_at = $3";
 const IN_LANE_WITHOUT_DEADLINE = "company_id = $1 AND work_type = $2 AND deadline_at IS NULL";
 /** An item waiting in a lane: New and due at some time, or InProgress with its claim's lease. */
 const LANE_ITEM = "status IN ('New', 'InProgress') AND next_attempt_at IS NOT NULL";
-/** Not of a paused work type (SPEC §12.2): `table` names the alias whose work_type it looks at. */
 /**
+ * Not of a paused work type (SPEC §12.2): `table` names the alias whose work_type it looks at.
  * NOT IN, not NOT EXISTS: PostgreSQL turns NOT EXISTS into an anti-join, which loses the lane
  * index's order, so with analysed statistics a claim sorted all 4,000 lanes of the 100,000-item
  * queue to take 9 (2.9 ms against 0.04 ms). NOT IN stays a filter on a hashed subplan, read once
