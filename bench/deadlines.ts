@@ -129,15 +129,18 @@ function parseOptions(argv: string[]) {
 }
 type Options = ReturnType<typeof parseOptions>;
 
+/** Passes every second: an item is first seen by the pass at the next whole second. */
+function scheduledPickup(settings: Options["settings"]): ((arrivedAt: number) => number) | undefined {
+  return settings.passes === "every-second" ? (at) => Math.ceil(at / 1000) * 1000 : undefined;
+}
+
 async function runBuild(spec: string, options: Options): Promise<{ run: CrunchRun; figures: CrunchFigures }> {
   const build: BotBuild = await loadBuild(spec);
   const location = options.store === "sqlite" ? sqliteBenchStore(false) : await postgresBenchStore(options.postgresUrl, false, "deadlines");
   try {
     log(`${build.label}: crunch of ${options.shape.items} items on ${location.description}`);
     const run = await runCrunch(build, location, planCrunch(options.shape), options.settings, log);
-    // Passes every second: an item is first seen by the pass at the next whole second.
-    const pickup = options.settings.passes === "every-second" ? (at: number) => Math.ceil(at / 1000) * 1000 : undefined;
-    return { run, figures: crunchFigures(run, capacityOf(options.settings), pickup) };
+    return { run, figures: crunchFigures(run, capacityOf(options.settings), scheduledPickup(options.settings)) };
   } finally {
     await location.cleanup();
     build.dispose();
@@ -235,22 +238,28 @@ async function main(): Promise<void> {
   const results = [];
   for (const spec of options.builds) results.push(await runBuild(spec, options));
   process.stdout.write(report(options, results));
-  if (options.timeline) for (const { run } of results) process.stdout.write(timeline(run, capacityOf(options.settings)));
+  if (options.timeline) for (const { run } of results) process.stdout.write(timeline(run, capacityOf(options.settings), scheduledPickup(options.settings) ?? ((at) => at)));
 }
 
 /**
- * Second by second: whether the authority was up, the items picked up and not yet submitted
- * (as in the table's "from pickup"), and how busy the authority was (calls in flight ÷ the
- * capacity), to see where a run lost its utilisation.
+ * Second by second, from one pass time to the next: whether the authority was up, the items
+ * picked up and not yet submitted (on average over the second, picked up as in the table's
+ * "from pickup"), and how busy the authority was (calls in flight ÷ the capacity), to see where
+ * a run lost its utilisation.
  */
-function timeline(run: CrunchRun, capacity: Capacity): string {
+function timeline(run: CrunchRun, capacity: Capacity, pickup: (arrivedAt: number) => number): string {
   const lines = [`${run.build}, second by second:`, "", "| s | authority | picked up, not submitted | busy |", "|---:|---|---:|---:|"];
-  const pickedUp = (at: number) => run.items.filter((item) => Math.ceil((item.arrivedAt - run.startedAt) / 1000) * 1000 + run.startedAt <= at && (item.submittedAt ?? Infinity) > at).length;
-  for (let from = run.startedAt; from < run.endedAt; from += 1000) {
+  const waiting = run.items.map((item): [number, number] => {
+    const end = item.submittedAt ?? run.endedAt;
+    return [Math.min(pickup(Math.min(item.arrivedAt, end)), end), end];
+  });
+  const pickedUp = (from: number, to: number) => waiting.reduce((sum, [start, end]) => sum + Math.max(0, Math.min(end, to) - Math.max(start, from)), 0) / (to - from);
+  const firstSecond = Math.floor(run.startedAt / 1000) * 1000;
+  for (let from = firstSecond; from < run.endedAt; from += 1000) {
     const to = Math.min(from + 1000, run.endedAt);
     const down = run.outage.some(([start, end]) => start < to && end > from);
     const busy = run.inFlight.growthOver([[from, to]]) / (capacity.inFlight * (to - from));
-    lines.push(`| ${Math.round((from - run.startedAt) / 1000)} | ${down ? "down" : "up"} | ${pickedUp(from + 500)} | ${share(busy, 1)} |`);
+    lines.push(`| ${(from - firstSecond) / 1000} | ${down ? "down" : "up"} | ${pickedUp(from, to).toFixed(1)} | ${share(busy, 1)} |`);
   }
   return `\n${lines.join("\n")}\n`;
 }

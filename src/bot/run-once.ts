@@ -96,9 +96,12 @@ interface Pass {
   refreshing?: Promise<void>;
   /** Deadlines being flagged: it holds some items for a moment, so an empty claim meanwhile is not the end. */
   flagging?: Promise<void>;
-  /** Status requests in hand; `pollsIdle` wakes when they drop to none. */
-  pollsHeld: number;
-  pollsIdle: Wakeup;
+  /**
+   * The status loop has nothing in hand and found nothing to ask (`askingDone` wakes then); a
+   * filing makes it busy again, since its first status request is due at once.
+   */
+  askingIdle: boolean;
+  askingDone: Wakeup;
   counts: BotCounts;
   /** The batches counted in `counts.batches`. */
   batches: Set<string>;
@@ -124,21 +127,14 @@ export async function runBotOnce(deps: BotDeps): Promise<BotCounts> {
       batches: new Set(),
       filed: new Wakeup(),
       filingDone: false,
-      pollsHeld: 0,
-      pollsIdle: new Wakeup(),
+      askingIdle: false,
+      askingDone: new Wakeup(),
     };
     // Deadlines are watched beside the filing: the slots need not wait for every company's look.
     pass.flagging = flagDeadlines(deps, watched, started).catch((error: unknown) => {
       pass.stop ??= { kind: "failure", error };
     });
-    await Promise.all([
-      pass.flagging,
-      fileDueItems(pass).finally(() => {
-        pass.filingDone = true;
-        pass.filed.wake();
-      }),
-      askAboutFiledItems(pass),
-    ]);
+    await Promise.all([pass.flagging, fileAndAsk(pass)]);
     if (pass.stop?.kind === "failure") throw pass.stop.error;
     const { submitted, succeeded, failed, retried } = counts;
     // The operators' overview shows the last pass of any worker (SPEC §12.2).
@@ -197,7 +193,6 @@ async function inHand<I extends { companyId: number; workBatchId: number; workIt
   claim: (limit: number) => Promise<I[]>,
   work: (item: I) => Promise<void>,
   whenEmpty: () => Promise<boolean>,
-  onHeld?: (held: number) => void,
 ): Promise<void> {
   const size = pass.deps.config.botClaimSize;
   // Top the hand up as items finish (a quarter of a claim at least, so claims are not one by
@@ -232,11 +227,9 @@ async function inHand<I extends { companyId: number; workBatchId: number; workIt
           })
           .finally(() => {
             held.delete(item.workItemId);
-            onHeld?.(held.size);
           }),
       );
     }
-    onHeld?.(held.size);
   }
   await Promise.all(held.values());
 }
@@ -282,18 +275,51 @@ async function fileDueItems(pass: Pass): Promise<void> {
     (item) => counted(pass, submitItem(pass, item)),
     // Nothing due now. While status requests still keep the pass going, stay: when the
     // schedule's next pass is due, the refresh takes up what arrived, which would otherwise wait
-    // for a pass that starts only after this one ends.
+    // for a pass that starts only after this one ends. The status loop's own word decides, not
+    // its hand: just after the last submit, its status request may not be claimed yet.
     async () => {
-      if (pass.pollsHeld === 0 || !Number.isFinite(pass.refreshAt)) return false;
+      if (pass.askingIdle || !Number.isFinite(pass.refreshAt)) return false;
       // The timer goes with the wait: left running, it would hold the process up to a schedule period.
       const waited = new AbortController();
-      await Promise.race([sleep(Math.max(0, pass.refreshAt - pass.clock().getTime()), undefined, { signal: waited.signal }).catch(() => undefined), pass.pollsIdle.next()]);
+      const woken = await Promise.race([
+        sleep(Math.max(0, pass.refreshAt - pass.clock().getTime()), "refresh" as const, { signal: waited.signal }).catch(() => "aborted" as const),
+        pass.askingDone.next().then(() => "askingDone" as const),
+      ]);
       waited.abort();
-      return pass.clock().getTime() >= pass.refreshAt;
+      // A timer may fire a millisecond before the clock reads refreshAt: the pass goes on all the
+      // same (the claim after it refreshes once the clock gets there), and does not end.
+      return woken === "refresh" || pass.clock().getTime() >= pass.refreshAt;
     },
   ).catch((error: unknown) => {
     pass.stop ??= { kind: "failure", error };
   });
+}
+
+/**
+ * Both loops, until they run out of work before the schedule's next pass time. Work that ends
+ * after that time takes up what arrived meanwhile and goes on: the schedule skips the pass it
+ * overran, so ending would leave that work for the pass after (in the deadline bench, a pass
+ * that ended just after a second began left a surge's first items a whole second unclaimed).
+ */
+async function fileAndAsk(pass: Pass): Promise<void> {
+  for (;;) {
+    pass.filingDone = false;
+    pass.askingIdle = false;
+    await Promise.all([
+      fileDueItems(pass).finally(() => {
+        pass.filingDone = true;
+        pass.filed.wake();
+      }),
+      askAboutFiledItems(pass),
+    ]);
+    if (!going(pass) || pass.clock().getTime() < pass.refreshAt) return;
+    try {
+      await refresh(pass);
+    } catch (error) {
+      pass.stop ??= { kind: "failure", error };
+      return;
+    }
+  }
 }
 
 /**
@@ -317,13 +343,11 @@ async function askAboutFiledItems(pass: Pass): Promise<void> {
     (item) => counted(pass, pollItem(pass, item)),
     // Nothing to ask about now: wait for the next filing, unless filing is over.
     async () => {
+      pass.askingIdle = true;
+      pass.askingDone.wake();
       if (pass.filingDone) return false;
       await pass.filed.next();
       return true;
-    },
-    (held) => {
-      pass.pollsHeld = held;
-      if (held === 0) pass.pollsIdle.wake();
     },
   ).catch((error: unknown) => {
     pass.stop ??= { kind: "failure", error };
@@ -378,6 +402,7 @@ async function submitItem(pass: Pass, item: DueItem): Promise<StepResult> {
   if (!(await record(pass, item, outcome))) return "claimLost";
   if (outcome.kind === "submitted") {
     deps.events?.itemSubmitted?.({ companyId: item.companyId, workItemId: item.workItemId, deadlineAt: item.deadlineAt, submittedAt: outcome.submittedAt });
+    pass.askingIdle = false;
     pass.filed.wake();
   }
   const attempts = item.attempts + (outcome.kind === "retried" || (outcome.kind === "failed" && outcome.transient) ? 1 : 0);

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, test } from "node:test";
 import { startAuthoritySim } from "../../src/authority-sim/server.ts";
+import type { AuthorityAdapter } from "../../src/authority/protocol.ts";
 import { createHttpAuthorityAdapter } from "../../src/bot/http-authority-adapter.ts";
 import { availableBackends } from "../helpers/backends.ts";
 import { setConfig, withBot } from "../helpers/bot-harness.ts";
@@ -120,6 +121,35 @@ for (const backend of await availableBackends()) {
         assert.ok(probedAt - failedAt >= 900, `no call while the breaker was open (the next came ${probedAt - failedAt} ms after the failure)`);
         const views = await Promise.all(keys.map((key) => item(key.workItemId)));
         assert.deepEqual(views.map((view) => [view.status, view.attempts]).sort(), [["New", 1], ["Successful", 0]]);
+      }));
+
+    test("a scheduled pass still asking about a filed item when the next pass is due takes up what arrived meanwhile, and files it", () =>
+      withBot(backend, {}, async ({ sim, add, item, run }) => {
+        const first = await add(validWorkItem({ customerReference: "before-the-pass" }));
+        const nextPassAt = Date.now() + 300;
+        const http = createHttpAuthorityAdapter({ baseUrl: sim.url, timeoutMs: 2000 });
+        let second: ReturnType<typeof add> | undefined;
+        const adapter: AuthorityAdapter = {
+          ...http,
+          // The first submit is after the pass took the first batch up, so this item opens a new one.
+          async submit(submission) {
+            second ??= add(validWorkItem({ customerReference: "during-the-pass" }));
+            await second;
+            return http.submit(submission);
+          },
+          // The first item's status request is in flight when the next pass is due.
+          async status(applicationNumber) {
+            await sleep(Math.max(0, nextPassAt + 100 - Date.now()));
+            return http.status(applicationNumber);
+          },
+        };
+        try {
+          const counts = await run({ adapter, nextPassAt: () => new Date(Date.now() < nextPassAt ? nextPassAt : Date.now() + 3_600_000) });
+          assert.deepEqual([counts.submitted, counts.succeeded], [2, 2], "the pass filed both");
+          for (const key of [first, await second!]) assert.equal((await item(key.workItemId)).status, "Successful");
+        } finally {
+          await http.close();
+        }
       }));
 
     test("after BOT_MAX_ATTEMPTS transient failures the item fails with AUTHORITY_UNAVAILABLE", () =>
