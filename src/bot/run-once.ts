@@ -193,6 +193,8 @@ async function inHand<I extends { companyId: number; workBatchId: number; workIt
   claim: (limit: number) => Promise<I[]>,
   work: (item: I) => Promise<void>,
   whenEmpty: () => Promise<boolean>,
+  /** When to claim again even if none of the items in hand is done (the next refresh), if ever. */
+  claimAgainAt: () => number = () => Number.POSITIVE_INFINITY,
 ): Promise<void> {
   const size = pass.deps.config.botClaimSize;
   // Top the hand up as items finish (a quarter of a claim at least, so claims are not one by
@@ -212,7 +214,9 @@ async function inHand<I extends { companyId: number; workBatchId: number; workIt
     }
     const items = await claim(size - held.size);
     if (items.length === 0) {
-      if (held.size > 0) await Promise.race(held.values());
+      // The slots the hand leaves free would idle until one of its items is done: a refresh that
+      // comes first may have work for them.
+      if (held.size > 0) await untilOneDoneOr(held, claimAgainAt() - pass.clock().getTime());
       else if (!(await whenEmpty())) break;
       continue;
     }
@@ -232,6 +236,18 @@ async function inHand<I extends { companyId: number; workBatchId: number; workIt
     }
   }
   await Promise.all(held.values());
+}
+
+/** Waits for one of the items in hand to be done, or `waitMs` (when finite), whichever comes first. */
+async function untilOneDoneOr(held: Map<number, Promise<void>>, waitMs: number): Promise<void> {
+  if (!Number.isFinite(waitMs)) {
+    await Promise.race(held.values());
+    return;
+  }
+  // The timer goes with the wait, as in the filing's wait for the next pass time.
+  const timer = new AbortController();
+  await Promise.race([...held.values(), sleep(Math.max(0, waitMs), undefined, { signal: timer.signal }).catch(() => undefined)]);
+  timer.abort();
 }
 
 /**
@@ -290,6 +306,7 @@ async function fileDueItems(pass: Pass): Promise<void> {
       // same (the claim after it refreshes once the clock gets there), and does not end.
       return woken === "refresh" || pass.clock().getTime() >= pass.refreshAt;
     },
+    () => pass.refreshAt,
   ).catch((error: unknown) => {
     pass.stop ??= { kind: "failure", error };
   });

@@ -152,6 +152,40 @@ for (const backend of await availableBackends()) {
         }
       }));
 
+    test("a refresh is not held up by an item in hand: what arrived is filed while a slow call goes on", () =>
+      withBot(backend, { AUTHORITY_MAX_CONCURRENCY: "4" }, async ({ sim, add, item, run }) => {
+        const slow = await add(validWorkItem({ customerReference: "slow-call" }));
+        const http = createHttpAuthorityAdapter({ baseUrl: sim.url, timeoutMs: 2000 });
+        let arrived: ReturnType<typeof add> | undefined;
+        let arrivedSubmitted = false;
+        let slowDoneFirst = false;
+        const adapter: AuthorityAdapter = {
+          ...http,
+          async submit(submission) {
+            if (submission.idempotencyKey !== String(slow.workItemId)) {
+              arrivedSubmitted = true;
+              return http.submit(submission);
+            }
+            // After the pass took the first batch up, so this item opens a new one.
+            arrived = add(validWorkItem({ customerReference: "arrived-meanwhile" }));
+            await arrived;
+            // The slow call lasts until the other item is filed, or gives up after 3 s.
+            for (let waited = 0; !arrivedSubmitted && waited < 3000; waited += 10) await sleep(10);
+            slowDoneFirst = !arrivedSubmitted;
+            return http.submit(submission);
+          },
+        };
+        try {
+          // The schedule's next pass every 100 ms until the item that arrived is filed.
+          const counts = await run({ adapter, nextPassAt: () => new Date(Date.now() + (arrivedSubmitted ? 3_600_000 : 100)) });
+          assert.equal(slowDoneFirst, false, "the item that arrived was filed while the slow call was in flight");
+          assert.deepEqual([counts.submitted, counts.succeeded], [2, 2]);
+          for (const key of [slow, await arrived!]) assert.equal((await item(key.workItemId)).status, "Successful");
+        } finally {
+          await http.close();
+        }
+      }));
+
     test("after BOT_MAX_ATTEMPTS transient failures the item fails with AUTHORITY_UNAVAILABLE", () =>
       withBot(backend, { BOT_MAX_ATTEMPTS: "3" }, async ({ sim, add, item, batch, run }) => {
         const key = await add(validWorkItem());
