@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { test } from "node:test";
 import { ConfigError, EnvSchema, loadConfig } from "../src/config.ts";
+import { knowsHolidays } from "../src/domain/deadline.ts";
 import { HANG_TIMEOUT_MS } from "./helpers/waiting.ts";
 
 test("defaults follow SPEC §0", () => {
@@ -24,6 +25,18 @@ test("defaults follow SPEC §0", () => {
   assert.equal(config.rateLimitTenantBurst, 400);
   assert.equal(config.loginFailuresPerMinute, 10);
   assert.equal(config.logLevel, "info");
+});
+
+test("DEADLINE_HOLIDAYS: a calendar date-holidays does not have is refused at start; the default is one it has", () => {
+  for (const unknown of ["XX", "NL-ZZ"]) {
+    assert.throws(
+      () => loadConfig({ DEADLINE_HOLIDAYS: unknown }),
+      (error: unknown) => error instanceof ConfigError && error.message.startsWith(`DEADLINE_HOLIDAYS: no public holiday calendar for "${unknown}"`),
+    );
+  }
+  assert.equal(loadConfig({ DEADLINE_HOLIDAYS: "de-by" }).deadline.holidays, "DE-BY");
+  // The default is not checked at start (that would load date-holidays into every CLI call).
+  assert.equal(knowsHolidays(loadConfig({}).deadline.holidays), true);
 });
 
 test("BOT_CLAIM_SIZE defaults to AUTHORITY_MAX_CONCURRENCY", () => {

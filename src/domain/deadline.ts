@@ -4,7 +4,15 @@
  * Monday to Friday and not a public holiday of the `holidays` country (date-holidays, a
  * maintained library, rather than a table of our own).
  */
-import Holidays from "date-holidays";
+import { createRequire } from "node:module";
+import type DateHolidays from "date-holidays";
+
+/**
+ * date-holidays with every country's calendar takes about 0.1 s to load, a third of a CLI call:
+ * loaded on first use, so a command that never reckons a deadline does not pay for it.
+ */
+let holidaysLibrary: typeof DateHolidays | undefined;
+const dateHolidays = () => (holidaysLibrary ??= createRequire(import.meta.url)("date-holidays") as typeof DateHolidays);
 
 export interface DeadlineRule {
   /** IANA time zone of the calendar and the cutoff, e.g. Europe/Amsterdam. */
@@ -39,6 +47,7 @@ function publicHolidays(country: string, year: number): Set<string> {
   let days = holidayCache.get(key);
   if (!days) {
     const [countryCode, region] = country.split("-");
+    const Holidays = dateHolidays();
     const calendar = region ? new Holidays(countryCode!, region) : new Holidays(countryCode!);
     const cycles = year < FIRST_YEAR_THE_LIBRARY_READS ? Math.ceil((FIRST_YEAR_THE_LIBRARY_READS - year) / GREGORIAN_CYCLE_YEARS) : 0;
     const askedYear = year + cycles * GREGORIAN_CYCLE_YEARS;
@@ -57,6 +66,7 @@ function publicHolidays(country: string, year: number): Set<string> {
 export function knowsHolidays(country: string): boolean {
   const [countryCode, region] = country.split("-");
   if (!countryCode) return false;
+  const Holidays = dateHolidays();
   const known = new Holidays().getCountries();
   if (!known[countryCode.toUpperCase()]) return false;
   return region === undefined || Boolean(new Holidays().getStates(countryCode)?.[region.toUpperCase()]);
