@@ -167,9 +167,6 @@ export function botOperations(db: DatabasePort): BotOperations {
         await db.run(FILING_SQL.ensureCapacity, [authority]);
         capacityReady.add(authority);
       }
-      // Every slot held: wait without taking the capacity row (most asks while saturated).
-      const held = await db.one<{ held: number | string }>(FILING_SQL.heldSlots, [authority, maxConcurrency, nowMs]);
-      const full = Number(held?.held ?? 0) >= maxConcurrency;
       return db.transaction(async (tx) => {
         const capacity = (await tx.one<CapacityRow>(FILING_SQL.lockCapacity, [authority]))!;
         const state = {
@@ -177,12 +174,12 @@ export function botOperations(db: DatabasePort): BotOperations {
           submitsWaitingUntilMs: Number(capacity.submits_waiting_until_ms),
           pollsWaitingUntilMs: Number(capacity.polls_waiting_until_ms),
         };
-        let nextSendMs = Number(capacity.next_send_ms);
+        const nextSendMs = Number(capacity.next_send_ms);
         if (!request.probe) {
           const breaker = await tx.one<{ state: AuthorityBreaker["state"] }>(SQL.getAuthorityBreaker, [authority]);
           if (breaker && breaker.state !== "closed") return { kind: "breakerOpen" as const };
         }
-        const slot = full ? undefined : chooseSlot(kind, state, { maxConcurrency }, nowMs);
+        const slot = chooseSlot(kind, state, { maxConcurrency }, nowMs);
         if (slot === undefined) {
           // Say that this kind is kept waiting, so the other kind leaves it its share.
           const mark = nowMs + WAITING_MARK_MS;
@@ -193,9 +190,9 @@ export function botOperations(db: DatabasePort): BotOperations {
           return { kind: "wait" as const };
         }
         const send = reserveSend(nextSendMs, nowMs, request.maxRps);
-        nextSendMs = send.nextSendMs;
         await tx.run(FILING_SQL.takeSlot, [authority, slot, request.holder, kind, send.sendAtMs + request.holdMs]);
-        await tx.run(FILING_SQL.setCapacity, [authority, nextSendMs, state.submitsWaitingUntilMs, state.pollsWaitingUntilMs]);
+        // Without a rate limit the row holds nothing a grant changes.
+        if (send.nextSendMs !== nextSendMs) await tx.run(FILING_SQL.setCapacity, [authority, send.nextSendMs, state.submitsWaitingUntilMs, state.pollsWaitingUntilMs]);
         return { kind: "granted" as const, slot, sendAtMs: send.sendAtMs };
       });
     },

@@ -305,11 +305,6 @@ export const FILING_SQL = {
     "authority_slots",
     "SELECT slot, holder, kind, held_until_ms FROM authority_slots WHERE authority = $1 AND slot <= $2",
   ),
-  /** Without a lock: how many slots are held now, to wait without a write when all are. */
-  heldSlots: statement(
-    "held_authority_slots",
-    "SELECT COUNT(*) AS held FROM authority_slots WHERE authority = $1 AND slot <= $2 AND holder IS NOT NULL AND held_until_ms > $3",
-  ),
   takeSlot: statement(
     "take_authority_slot",
     `INSERT INTO authority_slots (authority, slot, holder, kind, held_until_ms) VALUES ($1, $2, $3, $4, $5)
