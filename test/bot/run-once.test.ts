@@ -169,8 +169,9 @@ for (const backend of await availableBackends()) {
             // After the pass took the first batch up, so this item opens a new one.
             arrived = add(validWorkItem({ customerReference: "arrived-meanwhile" }));
             await arrived;
-            // The slow call lasts until the other item is filed, or gives up after 3 s.
-            for (let waited = 0; !arrivedSubmitted && waited < 3000; waited += 10) await sleep(10);
+            // The slow call lasts until the other item is filed; a build that would file it only
+            // after this call gives up waiting after 30 s (a working one needs a pass time, 100 ms).
+            for (let waited = 0; !arrivedSubmitted && waited < 30_000; waited += 10) await sleep(10);
             slowDoneFirst = !arrivedSubmitted;
             return http.submit(submission);
           },
