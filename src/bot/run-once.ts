@@ -109,6 +109,8 @@ interface Pass {
   stop?: { kind: "breakerOpen" } | { kind: "failure"; error: unknown };
   /** Wakes whenever an item was filed (or filing ended): there may be a status request due. */
   filed: Wakeup;
+  /** Items filed so far: the status loop compares it across a claim, so a filing meanwhile is not missed. */
+  filedCount: number;
   filingDone: boolean;
 }
 
@@ -126,6 +128,7 @@ export async function runBotOnce(deps: BotDeps): Promise<BotCounts> {
       counts,
       batches: new Set(),
       filed: new Wakeup(),
+      filedCount: 0,
       filingDone: false,
       askingIdle: false,
       askingDone: new Wakeup(),
@@ -296,14 +299,16 @@ async function fileDueItems(pass: Pass): Promise<void> {
     async () => {
       if (pass.askingIdle || !Number.isFinite(pass.refreshAt)) return false;
       // The timer goes with the wait: left running, it would hold the process up to a schedule period.
+      // Shutdown ends the wait too.
       const waited = new AbortController();
+      const signal = pass.deps.signal ? AbortSignal.any([waited.signal, pass.deps.signal]) : waited.signal;
       const woken = await Promise.race([
-        sleep(Math.max(0, pass.refreshAt - pass.clock().getTime()), "refresh" as const, { signal: waited.signal }).catch(() => "aborted" as const),
+        sleep(Math.max(0, pass.refreshAt - pass.clock().getTime()), "refresh" as const, { signal }).catch(() => "aborted" as const),
         pass.askingDone.next().then(() => "askingDone" as const),
       ]);
       waited.abort();
       // A timer may fire a millisecond before the clock reads refreshAt: the pass goes on all the
-      // same (the claim after it refreshes once the clock gets there), and does not end.
+      // same (at worst the next claim comes that millisecond early and waits it out), and does not end.
       return woken === "refresh" || pass.clock().getTime() >= pass.refreshAt;
     },
     () => pass.refreshAt,
@@ -354,21 +359,33 @@ async function refresh(pass: Pass): Promise<void> {
 
 async function askAboutFiledItems(pass: Pass): Promise<void> {
   const { store, owner } = pass.deps;
+  let filedBeforeClaim = pass.filedCount;
   await inHand(
     pass,
-    (limit) => store.claimStatusRequests({ owner, dueBefore: pass.clock().toISOString(), leaseExpiresAt: leaseUntil(pass), limit }),
+    (limit) => {
+      filedBeforeClaim = pass.filedCount;
+      return store.claimStatusRequests({ owner, dueBefore: pass.clock().toISOString(), leaseExpiresAt: leaseUntil(pass), limit });
+    },
     (item) => counted(pass, pollItem(pass, item)),
-    // Nothing to ask about now: wait for the next filing, unless filing is over.
+    // Nothing to ask about now: wait for the next filing, unless filing is over. An item filed
+    // while the claim was on its way has its status request due (its wake came before this wait).
     async () => {
+      if (pass.filedCount !== filedBeforeClaim) return true;
       pass.askingIdle = true;
       pass.askingDone.wake();
       if (pass.filingDone) return false;
       await pass.filed.next();
       return true;
     },
-  ).catch((error: unknown) => {
-    pass.stop ??= { kind: "failure", error };
-  });
+  )
+    .catch((error: unknown) => {
+      pass.stop ??= { kind: "failure", error };
+    })
+    .finally(() => {
+      // Stopped for whatever reason (shutdown, a failure, the breaker): filing need not wait for it.
+      pass.askingIdle = true;
+      pass.askingDone.wake();
+    });
 }
 
 type StepResult = ItemOutcome["kind"] | "notMade" | "claimLost";
@@ -419,6 +436,7 @@ async function submitItem(pass: Pass, item: DueItem): Promise<StepResult> {
   if (!(await record(pass, item, outcome))) return "claimLost";
   if (outcome.kind === "submitted") {
     deps.events?.itemSubmitted?.({ companyId: item.companyId, workItemId: item.workItemId, deadlineAt: item.deadlineAt, submittedAt: outcome.submittedAt });
+    pass.filedCount += 1;
     pass.askingIdle = false;
     pass.filed.wake();
   }

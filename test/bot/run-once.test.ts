@@ -126,7 +126,12 @@ for (const backend of await availableBackends()) {
     test("a scheduled pass still asking about a filed item when the next pass is due takes up what arrived meanwhile, and files it", () =>
       withBot(backend, {}, async ({ sim, add, item, run }) => {
         const first = await add(validWorkItem({ customerReference: "before-the-pass" }));
-        const nextPassAt = Date.now() + 300;
+        // The schedule's next pass, 300 ms after the pass first asks for it (a slow start moves it along).
+        let nextPassAt: number | undefined;
+        const schedule = () => {
+          nextPassAt ??= Date.now() + 300;
+          return new Date(Date.now() < nextPassAt ? nextPassAt : Date.now() + 3_600_000);
+        };
         const http = createHttpAuthorityAdapter({ baseUrl: sim.url, timeoutMs: 2000 });
         let second: ReturnType<typeof add> | undefined;
         const adapter: AuthorityAdapter = {
@@ -139,12 +144,12 @@ for (const backend of await availableBackends()) {
           },
           // The first item's status request is in flight when the next pass is due.
           async status(applicationNumber) {
-            await sleep(Math.max(0, nextPassAt + 100 - Date.now()));
+            await sleep(Math.max(0, (nextPassAt ?? Date.now()) + 100 - Date.now()));
             return http.status(applicationNumber);
           },
         };
         try {
-          const counts = await run({ adapter, nextPassAt: () => new Date(Date.now() < nextPassAt ? nextPassAt : Date.now() + 3_600_000) });
+          const counts = await run({ adapter, nextPassAt: schedule });
           assert.deepEqual([counts.submitted, counts.succeeded], [2, 2], "the pass filed both");
           for (const key of [first, await second!]) assert.equal((await item(key.workItemId)).status, "Successful");
         } finally {
@@ -182,6 +187,29 @@ for (const backend of await availableBackends()) {
           assert.equal(slowDoneFirst, false, "the item that arrived was filed while the slow call was in flight");
           assert.deepEqual([counts.submitted, counts.succeeded], [2, 2]);
           for (const key of [slow, await arrived!]) assert.equal((await item(key.workItemId)).status, "Successful");
+        } finally {
+          await http.close();
+        }
+      }));
+
+    test("shutdown ends a scheduled pass that has nothing left to file but a status request out, without waiting for its next pass time", () =>
+      withBot(backend, {}, async ({ sim, add, item, run }) => {
+        const key = await add(validWorkItem({ customerReference: "shutdown" }));
+        const http = createHttpAuthorityAdapter({ baseUrl: sim.url, timeoutMs: 2000 });
+        const stopping = new AbortController();
+        const adapter: AuthorityAdapter = {
+          ...http,
+          async status(applicationNumber) {
+            stopping.abort();
+            await sleep(100);
+            return http.status(applicationNumber);
+          },
+        };
+        try {
+          // The next pass is an hour away: a pass that waited for it would run into the suite's timeout.
+          const counts = await run({ adapter, signal: stopping.signal, nextPassAt: () => new Date(Date.now() + 3_600_000) });
+          assert.deepEqual([counts.submitted, counts.succeeded], [1, 1], "the call in flight finished and was recorded");
+          assert.equal((await item(key.workItemId)).status, "Successful");
         } finally {
           await http.close();
         }
