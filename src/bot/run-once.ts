@@ -219,7 +219,7 @@ async function inHand<I extends { companyId: number; workBatchId: number; workIt
     if (items.length === 0) {
       // The slots the hand leaves free would idle until one of its items is done: a refresh that
       // comes first may have work for them.
-      if (held.size > 0) await untilOneDoneOr(held, claimAgainAt() - pass.clock().getTime());
+      if (held.size > 0) await timeOr(claimAgainAt() - pass.clock().getTime(), Promise.race(held.values()));
       else if (!(await whenEmpty())) break;
       continue;
     }
@@ -241,16 +241,21 @@ async function inHand<I extends { companyId: number; workBatchId: number; workIt
   await Promise.all(held.values());
 }
 
-/** Waits for one of the items in hand to be done, or `waitMs` (when finite), whichever comes first. */
-async function untilOneDoneOr(held: Map<number, Promise<void>>, waitMs: number): Promise<void> {
+/**
+ * Waits for `other`, or `waitMs` (when finite) or `signal`, whichever comes first; true when the
+ * time ran out. The timer goes with the wait: left running, it would hold the process up to a
+ * schedule period.
+ */
+async function timeOr(waitMs: number, other: Promise<unknown>, signal?: AbortSignal): Promise<boolean> {
   if (!Number.isFinite(waitMs)) {
-    await Promise.race(held.values());
-    return;
+    await other;
+    return false;
   }
-  // The timer goes with the wait, as in the filing's wait for the next pass time.
-  const timer = new AbortController();
-  await Promise.race([...held.values(), sleep(Math.max(0, waitMs), undefined, { signal: timer.signal }).catch(() => undefined)]);
-  timer.abort();
+  const waited = new AbortController();
+  const stop = signal ? AbortSignal.any([waited.signal, signal]) : waited.signal;
+  const timedOut = await Promise.race([sleep(Math.max(0, waitMs), true, { signal: stop }).catch(() => false), other.then(() => false)]);
+  waited.abort();
+  return timedOut;
 }
 
 /**
@@ -298,18 +303,11 @@ async function fileDueItems(pass: Pass): Promise<void> {
     // its hand: just after the last submit, its status request may not be claimed yet.
     async () => {
       if (pass.askingIdle || !Number.isFinite(pass.refreshAt)) return false;
-      // The timer goes with the wait: left running, it would hold the process up to a schedule period.
-      // Shutdown ends the wait too.
-      const waited = new AbortController();
-      const signal = pass.deps.signal ? AbortSignal.any([waited.signal, pass.deps.signal]) : waited.signal;
-      const woken = await Promise.race([
-        sleep(Math.max(0, pass.refreshAt - pass.clock().getTime()), "refresh" as const, { signal }).catch(() => "aborted" as const),
-        pass.askingDone.next().then(() => "askingDone" as const),
-      ]);
-      waited.abort();
-      // A timer may fire a millisecond before the clock reads refreshAt: the pass goes on all the
-      // same (at worst the next claim comes that millisecond early and waits it out), and does not end.
-      return woken === "refresh" || pass.clock().getTime() >= pass.refreshAt;
+      // Shutdown ends the wait too. A timer may fire a millisecond before the clock reads
+      // refreshAt: the pass goes on all the same (at worst the next claim comes that millisecond
+      // early and waits it out), and does not end.
+      const timedOut = await timeOr(pass.refreshAt - pass.clock().getTime(), pass.askingDone.next(), pass.deps.signal);
+      return timedOut || pass.clock().getTime() >= pass.refreshAt;
     },
     () => pass.refreshAt,
   ).catch((error: unknown) => {
@@ -371,8 +369,7 @@ async function askAboutFiledItems(pass: Pass): Promise<void> {
     // while the claim was on its way has its status request due (its wake came before this wait).
     async () => {
       if (pass.filedCount !== filedBeforeClaim) return true;
-      pass.askingIdle = true;
-      pass.askingDone.wake();
+      askingStopped(pass);
       if (pass.filingDone) return false;
       await pass.filed.next();
       return true;
@@ -383,9 +380,14 @@ async function askAboutFiledItems(pass: Pass): Promise<void> {
     })
     .finally(() => {
       // Stopped for whatever reason (shutdown, a failure, the breaker): filing need not wait for it.
-      pass.askingIdle = true;
-      pass.askingDone.wake();
+      askingStopped(pass);
     });
+}
+
+/** The status loop has nothing to ask (for now, or for good): filing waiting on it may go on. */
+function askingStopped(pass: Pass): void {
+  pass.askingIdle = true;
+  pass.askingDone.wake();
 }
 
 type StepResult = ItemOutcome["kind"] | "notMade" | "claimLost";
