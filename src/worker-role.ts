@@ -1,7 +1,7 @@
 /**
  * The worker role (ROLE=all|worker): the bot on its schedule and the webhook dispatcher, with
  * the authority adapter they need, and the sweeps of data past its retention (SPEC §13) after
- * each bot pass. Everything it starts, stop() stops.
+ * each bot pass (and each minute of a pass that goes on). Everything it starts, stop() stops.
  */
 import type { Logger } from "pino";
 import type { Config } from "./config.ts";
@@ -15,7 +15,7 @@ import { sweepExpiredIdempotencyKeys } from "./retention/idempotency-sweep.ts";
 import type { Store } from "./store/store.ts";
 import { createDispatcher, type Dispatcher, type WebhookEvents } from "./webhooks/dispatcher.ts";
 
-/** Most rows each sweep deletes per bot pass. */
+/** Most rows each sweep deletes per bot pass (or lap). */
 const SWEEP_ROWS = 1000;
 /** Events are small and many: most a pass deletes (in statements of EVENT_SWEEP_CHUNK_ROWS). */
 const EVENT_SWEEP_ROWS = 5000;
@@ -63,17 +63,26 @@ export async function startWorkerRole(config: Config, deps: WorkerRoleDeps): Pro
   const scheduler = startBotScheduler({
     schedule: config.botSchedule,
     logger,
-    run: async (signal) => {
-      const counts = await runBotOnce({ store: deps.store, gate, config, owner: workerId, logger, events: botEvents, signal, nextPassAt: () => scheduler.nextRunAt() });
-      // Housekeeping rides on the bot's pass: bounded, and a failure never fails the pass.
-      for (const { what, sweep } of sweeps(config)) {
-        await sweep(deps.store, new Date()).then(
-          (deleted) => deleted > 0 && logger.info({ deleted }, `${what} deleted`),
-          (error: unknown) => logger.warn({ err: error }, `sweep of ${what} failed; the next pass tries again`),
-        );
-      }
-      return counts;
-    },
+    run: (signal) =>
+      runBotOnce({
+        store: deps.store,
+        gate,
+        config,
+        owner: workerId,
+        logger,
+        events: botEvents,
+        signal,
+        nextPassAt: () => scheduler.nextRunAt(),
+        // Housekeeping rides on the bot's passes (and a long pass's laps): bounded, and a failure never fails the pass.
+        afterLap: async () => {
+          for (const { what, sweep } of sweeps(config)) {
+            await sweep(deps.store, new Date()).then(
+              (deleted) => deleted > 0 && logger.info({ deleted }, `${what} deleted`),
+              (error: unknown) => logger.warn({ err: error }, `sweep of ${what} failed; the next pass tries again`),
+            );
+          }
+        },
+      }),
   });
   dispatcher.start();
   logger.info({ schedule: config.botSchedule, nextRunAt: scheduler.nextRunAt()?.toISOString() }, "bot and webhook dispatcher started");

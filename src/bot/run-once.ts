@@ -77,10 +77,17 @@ export interface BotDeps {
    * due when it began, and ends.
    */
   nextPassAt?: () => Date | null;
+  /**
+   * Housekeeping that rides on the bot (the retention sweeps): it starts after each pass, and
+   * after each lap of a pass that goes on, beside the filing. It must not throw.
+   */
+  afterLap?: () => Promise<void>;
 }
 
 /** How long before its deadline an item not yet filed is announced as at risk (SPEC §10). */
 export const DEADLINE_RISK_MS = 2 * 3600_000;
+/** How often a pass that goes on reports itself and flags deadlines again: as often as the default schedule starts one. */
+const LAP_MS = 60_000;
 /** The longest wait between two status requests. */
 const MAX_POLL_INTERVAL_MS = 5 * 60_000;
 
@@ -96,6 +103,14 @@ interface Pass {
   refreshing?: Promise<void>;
   /** Deadlines being flagged: it holds some items for a moment, so an empty claim meanwhile is not the end. */
   flagging?: Promise<void>;
+  /**
+   * The part of the pass since it last reported itself. Under steady load a pass never runs out
+   * of work, so every LAP_MS it does what a new pass would at its start: report the last lap to
+   * the operators' overview and flag deadlines (SPEC §10, §12.2).
+   */
+  lap: { startedAt: Date; counts: BotCounts };
+  /** deps.afterLap under way; never two at once. */
+  housekeeping?: Promise<void>;
   /**
    * The status loop has nothing in hand and found nothing to ask (`askingDone` wakes then); a
    * filing makes it busy again, since its first status request is due at once.
@@ -125,6 +140,7 @@ export async function runBotOnce(deps: BotDeps): Promise<BotCounts> {
       clock,
       dueBefore: clock().toISOString(),
       refreshAt: deps.nextPassAt?.()?.getTime() ?? Number.POSITIVE_INFINITY,
+      lap: { startedAt: started, counts: { ...counts } },
       counts,
       batches: new Set(),
       filed: new Wakeup(),
@@ -134,15 +150,15 @@ export async function runBotOnce(deps: BotDeps): Promise<BotCounts> {
       askingDone: new Wakeup(),
     };
     // Deadlines are watched beside the filing: the slots need not wait for every company's look.
-    pass.flagging = flagDeadlines(deps, watched, started).catch((error: unknown) => {
-      pass.stop ??= { kind: "failure", error };
-    });
-    await Promise.all([pass.flagging, fileAndAsk(pass)]);
+    flagDeadlines(pass, watched, started);
+    await fileAndAsk(pass);
+    // A refresh or a flagging begun before the pass stopped early is not left running.
+    await pass.refreshing;
+    await pass.flagging;
     if (pass.stop?.kind === "failure") throw pass.stop.error;
-    const { submitted, succeeded, failed, retried } = counts;
-    // The operators' overview shows the last pass of any worker (SPEC §12.2).
-    await deps.store.recordBotPass({ startedAt: started.toISOString(), finishedAt: clock().toISOString(), submitted, succeeded, failed, retried });
+    await recordLap(pass);
     deps.events?.runFinished?.({ counts: { ...counts }, durationMs: clock().getTime() - started.getTime() });
+    await pass.housekeeping;
     return counts;
   } catch (error) {
     deps.events?.runFinished?.({ counts: { ...counts }, durationMs: clock().getTime() - started.getTime(), error });
@@ -162,11 +178,43 @@ async function takeUpBatches(deps: BotDeps): Promise<number[]> {
   return companies.map((company) => company.companyId);
 }
 
-/** Items not filed two hours before their deadline announced at risk (paused work types' too), beside the filing. */
-function flagDeadlines(deps: BotDeps, companies: number[], started: Date): Promise<void> {
-  const clock = deps.clock ?? (() => new Date());
-  const riskBefore = new Date(started.getTime() + DEADLINE_RISK_MS).toISOString();
-  return eachCompany(deps, companies, (companyId) => deps.store.flagDeadlinesAtRisk(companyId, { riskBefore, now: clock().toISOString() }));
+/**
+ * Items not filed two hours after `from` announced at risk (paused work types' too), beside the
+ * filing: `pass.flagging` is under way until every company was looked at.
+ */
+function flagDeadlines(pass: Pass, companies: number[], from: Date): void {
+  const { deps, clock } = pass;
+  const riskBefore = new Date(from.getTime() + DEADLINE_RISK_MS).toISOString();
+  const flagging: Promise<void> = Promise.all([
+    pass.flagging,
+    eachCompany(deps, companies, (companyId) => deps.store.flagDeadlinesAtRisk(companyId, { riskBefore, now: clock().toISOString() })),
+  ])
+    .then(() => undefined)
+    .catch((error: unknown) => {
+      pass.stop ??= { kind: "failure", error };
+    })
+    .finally(() => {
+      if (pass.flagging === flagging) pass.flagging = undefined;
+    });
+  pass.flagging = flagging;
+}
+
+/** The operators' overview shows the last pass (or lap of a long one) of any worker (SPEC §12.2). */
+async function recordLap(pass: Pass): Promise<void> {
+  const { startedAt, counts: before } = pass.lap;
+  const now = pass.clock();
+  const since = (key: keyof BotCounts) => pass.counts[key] - before[key];
+  await pass.deps.store.recordBotPass({
+    startedAt: startedAt.toISOString(),
+    finishedAt: now.toISOString(),
+    submitted: since("submitted"),
+    succeeded: since("succeeded"),
+    failed: since("failed"),
+    retried: since("retried"),
+  });
+  pass.lap = { startedAt: now, counts: { ...pass.counts } };
+  const { afterLap } = pass.deps;
+  if (afterLap) pass.housekeeping = (pass.housekeeping ?? Promise.resolve()).then(afterLap);
 }
 
 /** BOT_CONCURRENCY companies at once; the first failure stops starting more, and is thrown once the rest are done. */
@@ -293,7 +341,6 @@ async function fileDueItems(pass: Pass): Promise<void> {
       if (items.length > 0 || (!pass.refreshing && !pass.flagging)) return items;
       // Empty for now: what the refresh takes up is next, and items the flags held come free.
       await Promise.all([pass.refreshing, pass.flagging]);
-      pass.flagging = undefined;
       return claim();
     },
     (item) => counted(pass, submitItem(pass, item)),
@@ -344,15 +391,20 @@ async function fileAndAsk(pass: Pass): Promise<void> {
 
 /**
  * The pass goes on as a new one would begin: new batches join the queue, and are due from then.
- * Deadlines at risk wait for the next real pass: looking at every company's items each second
- * would hold the store up, and the two hours' notice does not need it.
+ * Once a lap (LAP_MS) it also reports itself and flags deadlines; not at every refresh: looking
+ * at every company's items each second would hold the store up, and two hours' notice does not
+ * need it.
  */
 async function refresh(pass: Pass): Promise<void> {
-  await takeUpBatches(pass.deps);
-  pass.dueBefore = pass.clock().toISOString();
+  const watched = await takeUpBatches(pass.deps);
+  const now = pass.clock();
+  pass.dueBefore = now.toISOString();
   const next = pass.deps.nextPassAt?.()?.getTime() ?? Number.POSITIVE_INFINITY;
   // A schedule that names no later time (or a past one) is asked again in a second.
-  pass.refreshAt = next > pass.clock().getTime() ? next : pass.clock().getTime() + 1000;
+  pass.refreshAt = next > now.getTime() ? next : now.getTime() + 1000;
+  if (now.getTime() - pass.lap.startedAt.getTime() < LAP_MS) return;
+  await recordLap(pass);
+  flagDeadlines(pass, watched, now);
 }
 
 async function askAboutFiledItems(pass: Pass): Promise<void> {

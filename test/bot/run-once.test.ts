@@ -192,6 +192,64 @@ for (const backend of await availableBackends()) {
         }
       }));
 
+    test("a pass kept going under load reports itself, flags deadlines and sweeps every minute, as a new pass would", () =>
+      withBot(backend, {}, async ({ t, sim, add, item, run }) => {
+        const first = await add(validWorkItem({ customerReference: "keeps-the-pass-going" }));
+        // The pass's clock, moved a minute on below; the timers stay on real time.
+        let offset = 0;
+        const clock = () => new Date(Date.now() + offset);
+        const http = createHttpAuthorityAdapter({ baseUrl: sim.url, timeoutMs: 2000 });
+        let statusAsked!: () => void;
+        const asked = new Promise<void>((resolve) => (statusAsked = resolve));
+        let answer!: () => void;
+        const answered = new Promise<void>((resolve) => (answer = resolve));
+        const adapter: AuthorityAdapter = {
+          ...http,
+          // One status request stays out: the pass goes on, refreshing every 50 ms, until it is answered.
+          async status(applicationNumber) {
+            statusAsked();
+            await answered;
+            return http.status(applicationNumber);
+          },
+        };
+        let over = false;
+        let sweeps = 0;
+        const afterLap = async () => void (sweeps += 1);
+        const passing = run({ adapter, clock, afterLap, nextPassAt: () => new Date(clock().getTime() + (over ? 3_600_000 : 50)) });
+        try {
+          await asked;
+          // The item cannot be filed while its work type is paused, but its deadline is watched.
+          await t.store.setWorkTypePaused("AuthorityRvdm", true, { operator: { operatorId: "op-1", email: "op@example.test" }, reason: "test", at: clock().toISOString() });
+          const atRisk = await add(validWorkItem({ customerReference: "at-risk", webhookUrl: "https://93.184.215.14/hooks", exportDate: new Date(Date.now() + 3600_000).toISOString() }));
+          await sleep(300);
+          assert.deepEqual(await t.outboxEvents(atRisk.workItemId), [], "not looked at on every refresh");
+          assert.equal(await t.store.lastBotPass(), undefined);
+          assert.equal(sweeps, 0);
+
+          offset = 61_000;
+          for (let waited = 0; (await t.outboxEvents(atRisk.workItemId)).length === 0 && waited < 10_000; waited += 20) await sleep(20);
+          assert.deepEqual(await t.outboxEvents(atRisk.workItemId), ["workitem.deadline_at_risk"], "flagged while the pass goes on");
+          const lap = await t.store.lastBotPass();
+          assert.ok(lap, "the pass reported its first minute to the overview");
+          assert.deepEqual([lap.submitted, lap.succeeded, lap.failed, lap.retried], [1, 0, 0, 0]);
+          assert.ok(Date.parse(lap.finishedAt) - Date.parse(lap.startedAt) >= 60_000, `${lap.startedAt} to ${lap.finishedAt}`);
+          assert.equal(sweeps, 1, "housekeeping rode on the lap");
+        } finally {
+          over = true;
+          answer();
+        }
+        try {
+          const counts = await passing;
+          assert.deepEqual([counts.submitted, counts.succeeded], [1, 1], "the pass's own count is the whole pass");
+          assert.equal((await item(first.workItemId)).status, "Successful");
+          const last = await t.store.lastBotPass();
+          assert.deepEqual([last?.submitted, last?.succeeded], [0, 1], "the last lap: the answer that ended the pass");
+          assert.equal(sweeps, 2, "and on the pass's end");
+        } finally {
+          await http.close();
+        }
+      }));
+
     test("shutdown ends a scheduled pass that has nothing left to file but a status request out, without waiting for its next pass time", () =>
       withBot(backend, {}, async ({ sim, add, item, run }) => {
         const key = await add(validWorkItem({ customerReference: "shutdown" }));

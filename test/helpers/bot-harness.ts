@@ -31,6 +31,7 @@ export interface RunOptions {
   clock?: () => Date;
   /** The schedule's next pass, as a scheduled worker has one (`bot run-once` has none). */
   nextPassAt?: () => Date | null;
+  afterLap?: () => Promise<void>;
 }
 
 export async function withBot(backend: Backend, env: Record<string, string>, body: (s: Setup) => Promise<void>): Promise<void> {
@@ -64,6 +65,7 @@ export async function withBot(backend: Backend, env: Record<string, string>, bod
           ...(options.signal ? { signal: options.signal } : {}),
           ...(options.clock ? { clock: options.clock } : {}),
           ...(options.nextPassAt ? { nextPassAt: options.nextPassAt } : {}),
+          ...(options.afterLap ? { afterLap: options.afterLap } : {}),
         }),
     });
     // Whatever the scenario left, in every state and kind: the read routes answer it as the views are.
