@@ -82,7 +82,7 @@ async function timedClaim(store: Store, limit: number): Promise<number> {
   const claimed = await store.claimFilingWork({ owner: "cost", now, dueBefore: now, leaseExpiresAt: new Date(Date.now() + HOUR).toISOString(), limit });
   const ms = performance.now() - started;
   if (claimed.length === 0) throw new Error("a claim found nothing in the queue");
-  await store.releaseItems(claimed.map((item) => ({ companyId: item.companyId, workItemId: item.workItemId, owner: "cost" })), { now, reason: "measured" });
+  await store.releaseItems(claimed.map((item) => ({ companyId: item.companyId, workItemId: item.workItemId, owner: "cost" })), { now, dueAt: now, reason: "measured" });
   return ms;
 }
 

@@ -33,8 +33,11 @@ export interface AuthorityGate {
    * was made (the breaker is open, or `signal` aborted while the call waited for its turn).
    */
   call<T>(kind: CallKind, work: (adapter: AuthorityAdapter) => Promise<T>, signal?: AbortSignal): Promise<T | typeof BREAKER_OPEN>;
-  /** Whether a call may go now: the breaker is closed, or its probe is due (after this process's probe, if one is out, has its answer). */
-  mayCall(): Promise<boolean>;
+  /**
+   * Whether a call may go now: "go" when the breaker is closed, "probe" when only its probe may
+   * (after this process's probe, if one is out, has its answer), false when none may.
+   */
+  mayCall(): Promise<"go" | "probe" | false>;
   /**
    * When a call may go next, as epoch ms: now when the breaker is closed, its probe time when it
    * is open, and at most a refresh away while another process's probe is out (its answer is not
@@ -210,7 +213,9 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
       if (probeSettled) await probeSettled;
       const state = await current();
       const now = clock().getTime();
-      return admission(state, now) === "go" || (admission(state, now) === "probe" && !probeSettled);
+      const admitted = admission(state, now);
+      if (admitted === "go") return "go";
+      return admitted === "probe" && !probeSettled ? "probe" : false;
     },
 
     async nextCallAt() {

@@ -258,12 +258,18 @@ async function inHand<I extends { companyId: number; workBatchId: number; workIt
       continue;
     }
     // With the breaker open nothing is claimed, so nothing is taken and no attempt spent.
-    if (!(await pass.deps.gate.mayCall())) {
+    const may = await pass.deps.gate.mayCall();
+    if (!may) {
       if (await untilProbeDue(pass)) continue;
       pass.stop ??= { kind: "breakerOpen" };
       break;
     }
-    const items = await claim(size - held.size);
+    // Only the probe may go: a whole hand would mostly be given back. One item, when none is in hand.
+    if (may === "probe" && held.size > 0) {
+      await Promise.race(held.values());
+      continue;
+    }
+    const items = await claim(may === "probe" ? 1 : size - held.size);
     if (items.length === 0) {
       // The slots the hand leaves free would idle until one of its items is done: a refresh that
       // comes first may have work for them.
@@ -449,11 +455,17 @@ async function counted(pass: Pass, step: Promise<StepResult>): Promise<void> {
   if (result in pass.counts) pass.counts[result as keyof BotCounts] += 1;
 }
 
-/** A call the gate kept back: the item goes back in its place, nothing spent. */
-async function giveBack(pass: Pass, item: { companyId: number; workItemId: number }): Promise<"notMade"> {
+/**
+ * A call the gate kept back: the item goes back in its place, nothing spent. A filing item is due
+ * again for this pass (which may go on after the probe), and its company gets its turn back.
+ */
+async function giveBack(pass: Pass, item: DueItem | ItemToPoll): Promise<"notMade"> {
   const reason = pass.deps.signal?.aborted ? "the worker is stopping" : "the authority's circuit breaker is open";
+  const now = pass.clock().toISOString();
+  const filing = "turn" in item;
+  const claim = { companyId: item.companyId, workItemId: item.workItemId, owner: pass.deps.owner, ...(filing ? { turn: item.turn } : {}) };
   // The pass's loop sees the breaker before it claims again, and waits for the probe or ends.
-  await pass.deps.store.releaseItems([{ companyId: item.companyId, workItemId: item.workItemId, owner: pass.deps.owner }], { now: pass.clock().toISOString(), reason });
+  await pass.deps.store.releaseItems([claim], { now, dueAt: filing ? pass.dueBefore : now, reason });
   return "notMade";
 }
 

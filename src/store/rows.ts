@@ -159,7 +159,7 @@ export interface DueItemRow {
   original_status: string | null;
 }
 
-export const toDueItem = (row: DueItemRow): DueItem => ({
+export const toDueItem = (row: DueItemRow): Omit<DueItem, "turn"> => ({
   companyId: Number(row.company_id),
   workBatchId: Number(row.work_batch_id),
   workItemId: Number(row.work_item_id),

@@ -3,7 +3,7 @@
  * simulator over real HTTP decides later than it answers a submit, and the bot submits, asks,
  * backs off, respects capacity and the shared circuit breaker, and flags deadlines.
  */
-import { registrationOf } from "../../src/domain/views.ts";
+import { registrationOf, WORK_TYPE_AUTHORITY_RVDM } from "../../src/domain/views.ts";
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -16,7 +16,8 @@ import { createHttpAuthorityAdapter } from "../../src/bot/http-authority-adapter
 import { createMetrics } from "../../src/metrics.ts";
 import { availableBackends } from "../helpers/backends.ts";
 import { setConfig, withBot } from "../helpers/bot-harness.ts";
-import { validWorkItem } from "../helpers/test-app.ts";
+import { bearer, validWorkItem } from "../helpers/test-app.ts";
+import { fileOrder, type QueuedItem } from "../../src/scheduler/order.ts";
 
 /** Wraps an adapter and remembers every call: which, for what, and when it started. */
 function recording(adapter: AuthorityAdapter) {
@@ -246,6 +247,52 @@ for (const backend of await availableBackends()) {
         assert.equal(submits.length, 10);
         // 5 a second, evenly spaced: no second holds a sixth call.
         assert.ok(submits[5]! - submits[0]! >= 900, `sixth submit ${Math.round(submits[5]! - submits[0]!)} ms after the first`);
+      }));
+
+    test("with AUTHORITY_MAX_CONCURRENCY=1, submits go, and authority.submittedAt follow, the one queue's order over every company (SPEC §14)", () =>
+      withBot(backend, { AUTHORITY_MAX_CONCURRENCY: "1", BOT_CLAIM_SIZE: "4" }, async ({ t, sim, tenant, item, run }) => {
+        const tenants = new Map([[tenant.companyId, tenant]]);
+        for (const companyId of [8, 9]) tenants.set(companyId, await t.tenant(companyId));
+        const overdue = new Date(Date.now() + 3600_000).toISOString();
+        // Interleaved across three companies: two deadlines to come, one passed.
+        const plan: Array<[number, string]> = [
+          [7, "2027-03-20T08:00:00Z"], [8, "2027-03-20T08:00:00Z"], [7, "2027-03-20T08:00:00Z"], [9, "2027-03-10T08:00:00Z"],
+          [8, overdue], [7, "2027-03-10T08:00:00Z"], [9, "2027-03-20T08:00:00Z"], [7, "2027-03-20T08:00:00Z"],
+          [8, "2027-03-20T08:00:00Z"], [9, "2027-03-10T08:00:00Z"],
+        ];
+        const added: QueuedItem[] = [];
+        for (const [companyId, exportDate] of plan) {
+          const response = await t.app.inject({
+            method: "POST",
+            url: "/api/AuthorityRvdm/AddWorkItemCreate",
+            headers: bearer(tenants.get(companyId)!.token),
+            payload: validWorkItem({ customerReference: `order-${added.length}`, exportDate }),
+          });
+          assert.equal(response.statusCode, 200, response.body);
+          const { workItemId } = response.json();
+          added.push({ companyId, workType: WORK_TYPE_AUTHORITY_RVDM, workItemId, deadlineAt: null });
+        }
+        for (const queued of added) queued.deadlineAt = (await t.store.getWorkItem(queued.companyId, queued.workItemId))!.deadlineAt;
+
+        const calls = recording(createHttpAuthorityAdapter({ baseUrl: sim.url, timeoutMs: 2000 }));
+        try {
+          await run({ adapter: calls.adapter });
+        } finally {
+          await calls.adapter.close();
+        }
+        const expected = fileOrder(added, new Date().toISOString()).map((queued) => queued.workItemId);
+        assert.deepEqual(calls.calls.filter((call) => call.kind === "submit").map((call) => Number(call.subject)), expected);
+        // The reference's first steps, spelled out: the earliest deadline's three items, its two
+        // companies taking turns (neither served yet: company 7 first), then the later deadline's.
+        const companyOf = (id: number) => added.find((queued) => queued.workItemId === id)!.companyId;
+        assert.deepEqual(expected.slice(0, 5).map(companyOf), [7, 9, 9, 8, 7]);
+        assert.equal(expected.at(-1), added[4]!.workItemId, "the overdue item last");
+        const submittedAt = await Promise.all(expected.map(async (id) => {
+          const queued = added.find((entry) => entry.workItemId === id)!;
+          return (await t.store.getWorkItem(queued.companyId, id))!.authority.submittedAt!;
+        }));
+        assert.deepEqual([...submittedAt].sort(), submittedAt, "authority.submittedAt in the queue's order");
+        assert.equal((await item(added[0]!.workItemId)).status, "Successful");
       }));
 
     test("deadlines: on-time items earliest deadline first, then late ones, and workitem.deadline_at_risk once for an item not filed 2 hours before its deadline", () =>

@@ -122,7 +122,7 @@ for (const backend of await availableBackends()) {
       assert.deepEqual(takenOver.map((i) => [i.workItemId, i.attempts]), [[ids[0], 0], [ids[1], 0]]);
       const result = { registrationNumber: "RVDM-1", registeredAt: at(46) };
       assert.equal(await store.recordItemOutcome(held("w1", ids[0]!), { kind: "succeeded", result }, { now: at(46) }), false);
-      assert.equal(await store.releaseItems([held("w1", ids[0]!), held("w1", ids[1]!)], { now: at(46), reason: "stopping" }), 0, "nor can it give them back");
+      assert.equal(await store.releaseItems([held("w1", ids[0]!), held("w1", ids[1]!)], { now: at(46), dueAt: at(46), reason: "stopping" }), 0, "nor can it give them back");
       const untouched = await store.getWorkItem(2, ids[0]!);
       assert.deepEqual([untouched?.status, untouched?.result, untouched?.updatedAt], ["InProgress", null, at(45)], "the refused writes changed nothing");
       assert.equal(await store.recordItemOutcome({ companyId: 1, workItemId: ids[0]!, owner: "w3" }, { kind: "succeeded", result }, { now: at(46) }), false, "an id of another company");
@@ -175,18 +175,42 @@ for (const backend of await availableBackends()) {
       const [again] = await claim(store, "w1", { now: 10, lease: 60, limit: 1 });
       assert.deepEqual([again?.workItemId, again?.attempts], [ids[0], 1], "its backoff over, it is back at its place, before later items");
 
-      assert.equal(await store.releaseItems([held("w2")], { now: at(11), reason: "the authority's circuit breaker is open" }), 0, "only its holder gives it back");
-      assert.equal(await store.releaseItems([], { now: at(11), reason: "nothing" }), 0);
-      assert.equal(await store.releaseItems([held("w1")], { now: at(12), reason: "the authority's circuit breaker is open" }), 1);
+      assert.equal(await store.releaseItems([held("w2")], { now: at(11), dueAt: at(11), reason: "the authority's circuit breaker is open" }), 0, "only its holder gives it back");
+      assert.equal(await store.releaseItems([], { now: at(11), dueAt: at(11), reason: "nothing" }), 0);
+      assert.equal(await store.releaseItems([held("w1")], { now: at(12), dueAt: at(12), reason: "the authority's circuit breaker is open" }), 1);
       const released = await store.getWorkItem(1, ids[0]!);
       assert.deepEqual([released?.status, released?.attempts, released?.updatedAt, released?.completedAt], ["New", 1, at(12), null]);
       assert.equal(await store.recordItemOutcome(held("w1"), { kind: "retried", nextAttemptAt: at(99), lastError: "late" }, { now: at(13) }), false, "a released claim is over");
 
       const [retaken] = await claim(store, "w3", { now: 12, lease: 60, limit: 1 });
       assert.deepEqual([retaken?.workItemId, retaken?.attempts], [ids[0], 1], "due at once, ahead of the item still waiting");
-      assert.equal(await store.releaseItems([held("w1")], { now: at(13), reason: "stopping" }), 0, "w3 holds it now");
+      assert.equal(await store.releaseItems([held("w1")], { now: at(13), dueAt: at(13), reason: "stopping" }), 0, "w3 holds it now");
       const { timeline } = (await store.getWorkItemTimeline(ids[0]!))!;
       assert.ok(timeline.some((e) => e.kind === "status" && e.status === "New" && /the authority's circuit breaker is open/.test(e.detail ?? "")), "the timeline says why it was not filed");
+    }));
+
+    test("releaseItems: a given-back item keeps its company's turn, and is due again for the pass that claimed it", () => withStore(backend, async (store) => {
+      const deadline = at(3600);
+      const [a1, a2] = idsOf(await addItems(store, 1, 2, null, [deadline, deadline]));
+      const [b1, b2] = idsOf(await addItems(store, 2, 2, null, [deadline, deadline]));
+      await queueAll(store, at(1));
+      const give = (items: DueItem[], now: number, dueAt: number) =>
+        store.releaseItems(items.map((item) => ({ companyId: item.companyId, workItemId: item.workItemId, owner: "w1", turn: item.turn })), { now: at(now), dueAt: at(dueAt), reason: "the authority's circuit breaker is open" });
+
+      // The pass began at 2: the breaker keeps the call back at 3, and the probe's answer lets it go on at 4.
+      const first = await claim(store, "w1", { now: 2, lease: 60, limit: 1 });
+      assert.deepEqual(idsOf(first), [a1]);
+      assert.ok(first[0]!.turn.after > first[0]!.turn.before, "the claim moved company 1 to the back");
+      assert.equal(await give(first, 3, 2), 1);
+      assert.deepEqual(idsOf(await claim(store, "w1", { now: 4, dueBefore: 2, lease: 60, limit: 4 })), [a1, b1, a2, b2], "company 1 first again, its item first in it");
+
+      // Once the leases are over: company 1 (served before company 2 at 4) first, then company 2,
+      // whose claim also takes company 1's next item, so company 1 was served again since.
+      const [a] = await claim(store, "w2", { now: 70, lease: 120, limit: 1 });
+      assert.deepEqual(idsOf(await claim(store, "w3", { now: 71, lease: 120, limit: 2 })), [b1, a2]);
+      assert.equal(a?.workItemId, a1);
+      await store.releaseItems([{ companyId: 1, workItemId: a1!, owner: "w2", turn: a!.turn }], { now: at(72), dueAt: at(70), reason: "stopping" });
+      assert.deepEqual(idsOf(await claim(store, "w4", { now: 73, lease: 120, limit: 2 })), [b2, a1], "the later claim's turn stands: company 2 before company 1");
     }));
 
     test("two stages: on-time deadlines first, earliest first, then late ones; Submitted until decided; workitem.submitted on the first pending answer only", () => withStore(backend, async (store) => {
@@ -271,7 +295,7 @@ for (const backend of await availableBackends()) {
       assert.equal((await store.getWorkItem(5, ids[3]!))?.status, "Submitted");
 
       // w2 gives it back without asking (the breaker opened): due at once, polls unchanged.
-      assert.equal(await store.releaseItems([held("w2", ids[3]!)], { now: at(42), reason: "the authority's circuit breaker is open" }), 1);
+      assert.equal(await store.releaseItems([held("w2", ids[3]!)], { now: at(42), dueAt: at(42), reason: "the authority's circuit breaker is open" }), 1);
       const released = await store.getWorkItem(5, ids[3]!);
       assert.deepEqual([released?.status, released?.authority.applicationNumber], ["Submitted", "A-3"]);
       assert.equal(await store.recordItemOutcome(held("w2", ids[3]!), { kind: "succeeded", result }, { now: at(43) }), false, "a released claim is over");

@@ -20,7 +20,7 @@
  */
 import type { DatabasePort, Queryable } from "../port.ts";
 import { iso, toDueItem, toItemToPoll, type DueItemRow, type ItemToPollRow } from "../rows.ts";
-import type { DueItem, ItemToPoll, Store } from "../store.ts";
+import type { CompanyTurn, DueItem, ItemToPoll, Store } from "../store.ts";
 import type { WorkItemError } from "../../domain/views.ts";
 import { fileOrder, NO_DEADLINE, servedSeqAt, tierOf, type Lane, type QueuedItem } from "../../scheduler/order.ts";
 import { SQL } from "./sql.ts";
@@ -67,7 +67,9 @@ export function filingQueueOperations(db: DatabasePort): FilingQueueOperations {
     },
 
     async claimFilingWork(input) {
-      const claimed: DueItem[] = [];
+      const claimed: Array<Omit<DueItem, "turn">> = [];
+      // Each company's turn before this claim first served it, and the last one the claim gave it.
+      const companyTurns = new Map<number, CompanyTurn>();
       // Lanes found without a due item: dropped (or left early) after their round, not read again.
       const empty = new Set<string>();
       for (let round = 0; round < MAX_CLAIM_ROUNDS && claimed.length < input.limit; round += 1) {
@@ -101,7 +103,7 @@ export function filingQueueOperations(db: DatabasePort): FilingQueueOperations {
             perLane.set(key, { lane: item.lane, count: (perLane.get(key)?.count ?? 0) + 1 });
           }
           // Items lane by lane in company order (the order writes lock in); empty lanes after them.
-          const taken = new Map<string, DueItem[]>();
+          const taken = new Map<string, Array<Omit<DueItem, "turn">>>();
           for (const { lane, count } of [...perLane.values()].sort((x, y) => compareLaneKeys(x.lane, y.lane))) {
             taken.set(laneKey(lane), await claimFromLane(tx, lane, count, input));
           }
@@ -117,13 +119,14 @@ export function filingQueueOperations(db: DatabasePort): FilingQueueOperations {
             if (!next) continue;
             claimed.push(next);
             served.set(next.companyId, claimed.length - 1);
+            if (!companyTurns.has(next.companyId)) companyTurns.set(next.companyId, { before: item.lane.servedSeq, after: item.lane.servedSeq });
           }
-          await serve(tx, served, Date.parse(input.now));
+          for (const [companyId, after] of await serve(tx, served, Date.parse(input.now))) companyTurns.get(companyId)!.after = after;
           return plan.length > 0 || found.length > 0;
         });
         if (!more) break;
       }
-      return claimed;
+      return claimed.map((item) => ({ ...item, turn: { ...companyTurns.get(item.companyId)! } }));
     },
 
     claimStatusRequests({ owner, dueBefore, leaseExpiresAt, limit }) {
@@ -141,19 +144,26 @@ export function filingQueueOperations(db: DatabasePort): FilingQueueOperations {
       });
     },
 
-    releaseItems(claims, { now, reason }) {
+    releaseItems(claims, { now, dueAt, reason }) {
       if (claims.length === 0) return Promise.resolve(0);
       return db.transaction(async (tx) => {
         let released = 0;
-        for (const claim of claims) {
-          const key = [claim.companyId, claim.workItemId, claim.owner, now];
-          const filing = await transition(tx, FILING_SQL.releaseFilingItem, key, {
+        // In company order, the order a claim's writes lock in.
+        for (const claim of [...claims].sort((a, b) => a.companyId - b.companyId || a.workItemId - b.workItemId)) {
+          const filing = await transition(tx, FILING_SQL.releaseFilingItem, [claim.companyId, claim.workItemId, claim.owner, now, dueAt], {
             companyId: claim.companyId,
             now,
             from: "InProgress",
             history: [{ kind: "status", status: "New", detail: `Not filed: ${reason}` }],
           });
-          const polling = filing ? undefined : await transition(tx, FILING_SQL.releaseStatusItem, key, { companyId: claim.companyId, now, from: "Submitted", history: [] });
+          if (filing && claim.turn) {
+            const turn = [claim.companyId, claim.turn.before, claim.turn.after];
+            await tx.run(FILING_SQL.restoreCompanyLanesTurn, turn);
+            await tx.run(FILING_SQL.restoreCompanyTurn, turn);
+          }
+          const polling = filing
+            ? undefined
+            : await transition(tx, FILING_SQL.releaseStatusItem, [claim.companyId, claim.workItemId, claim.owner, dueAt], { companyId: claim.companyId, now, from: "Submitted", history: [] });
           if (filing || polling) released += 1;
         }
         return released;
@@ -209,7 +219,7 @@ async function dueItemIds(tx: Queryable, lane: Lane, dueBefore: string, limit: n
   return rows.map((row) => Number(row.work_item_id));
 }
 
-async function claimFromLane(tx: Queryable, lane: Lane, count: number, input: { owner: string; now: string; dueBefore: string; leaseExpiresAt: string }): Promise<DueItem[]> {
+async function claimFromLane(tx: Queryable, lane: Lane, count: number, input: { owner: string; now: string; dueBefore: string; leaseExpiresAt: string }): Promise<Array<Omit<DueItem, "turn">>> {
   const claim = [input.dueBefore, input.owner, input.leaseExpiresAt, count, input.now];
   const rows =
     lane.deadlineAt === null
@@ -220,13 +230,16 @@ async function claimFromLane(tx: Queryable, lane: Lane, count: number, input: { 
   return rows.map(toDueItem);
 }
 
-/** Each company served moves to the back of its turn, in company order (the lock order). */
-async function serve(tx: Queryable, served: Map<number, number>, nowMs: number): Promise<void> {
+/** Each company served moves to the back of its turn, in company order (the lock order). Returns each one's new turn. */
+async function serve(tx: Queryable, served: Map<number, number>, nowMs: number): Promise<Map<number, number>> {
+  const turns = new Map<number, number>();
   for (const [companyId, position] of [...served].sort(([a], [b]) => a - b)) {
     const seq = servedSeqAt(nowMs, position);
     await tx.run(FILING_SQL.serveCompanyLanes, [companyId, seq]);
     await tx.run(FILING_SQL.serveCompany, [companyId, seq]);
+    turns.set(companyId, seq);
   }
+  return turns;
 }
 
 /** A change or withdrawal of a closed original, taken up (after an operator's retry): it fails, as one waiting would have. */

@@ -261,19 +261,26 @@ export const FILING_SQL = {
         SET ready_at = CASE WHEN excluded.ready_at < status_lanes.ready_at THEN excluded.ready_at ELSE status_lanes.ready_at END`,
   ),
 
-  /** A claimed item whose call was not made, back in its place: due from $4, no attempt spent. */
+  /** A claimed item whose call was not made, back in its place: due from $5, no attempt spent. */
   releaseFilingItem: statement(
     "release_filing_item",
-    `UPDATE work_items SET status = 'New', claimed_by = NULL, next_attempt_at = $4, updated_at = $4
+    `UPDATE work_items SET status = 'New', claimed_by = NULL, next_attempt_at = $5, updated_at = $4
       WHERE company_id = $1 AND work_item_id = $2 AND status = 'InProgress' AND claimed_by = $3
       RETURNING ${MOVED_COLUMNS}`,
   ),
+  /** A claimed status request not made: due from $4. */
   releaseStatusItem: statement(
     "release_status_item",
     `UPDATE work_items SET claimed_by = NULL, next_attempt_at = $4
       WHERE company_id = $1 AND work_item_id = $2 AND status = 'Submitted' AND claimed_by = $3
       RETURNING ${MOVED_COLUMNS}`,
   ),
+  /** The company's turn back to $2, where it is still the $3 a claim gave it (lanes first, as a claim's serve). */
+  restoreCompanyLanesTurn: statement(
+    "restore_company_lanes_turn",
+    "UPDATE filing_lanes SET served_seq = $2 WHERE company_id = $1 AND served_seq = $3",
+  ),
+  restoreCompanyTurn: statement("restore_company_turn", "UPDATE companies SET filing_served_seq = $2 WHERE company_id = $1 AND filing_served_seq = $3"),
 
   /** The company's count of items in a state moves by $3 (New is not counted; the overview counts it). */
   countItems: statement(

@@ -17,6 +17,17 @@ export interface DueItem {
   /** A change or withdrawal (SPEC §15) is filed against its original's application number. */
   kind: WorkItemKind;
   original: { workItemId: number; applicationNumber: string | null; status: WorkItemStatus } | null;
+  /** Its company's turn in the queue, as the claim moved it: a call not made gives it back (releaseItems). */
+  turn: CompanyTurn;
+}
+
+/**
+ * Within one deadline, companies take turns (SPEC §14): a claim moves each company it served from
+ * `before` to `after`, the back of the line.
+ */
+export interface CompanyTurn {
+  before: number;
+  after: number;
 }
 
 /** A Submitted item whose next status request is due, held by the claim's owner until its lease runs out. */
@@ -103,11 +114,14 @@ export interface BotStore {
    */
   recordItemOutcome(claim: ItemClaim, outcome: ItemOutcome, input: { now: string }): Promise<boolean>;
   /**
-   * Gives back claimed items whose call was not made (the breaker opened, the worker stops): due
-   * again from `now`, in their place, no attempt spent (InProgress → New; Submitted stays).
-   * Items no longer held by their owner are left alone. Returns how many were given back.
+   * Gives back claimed items whose call was not made (the breaker opened, the worker stops), in
+   * their place, no attempt spent (InProgress → New; Submitted stays): due from `dueAt` (no
+   * later than the `dueBefore` they were claimed under, so the pass that claimed them can take
+   * them again), and a filing item's company gets back the turn its claim took (`turn`), unless a
+   * later claim has served the company since. Items no longer held by their owner are left alone.
+   * Returns how many were given back.
    */
-  releaseItems(claims: ItemClaim[], input: { now: string; reason: string }): Promise<number>;
+  releaseItems(claims: Array<ItemClaim & { turn?: CompanyTurn }>, input: { now: string; dueAt: string; reason: string }): Promise<number>;
   /**
    * Items of the company, still New or InProgress, whose deadline is at or before
    * `riskBefore` and that were not flagged yet: flagged now, each emitting
