@@ -2,8 +2,11 @@
  * Issue 24, defect 4: a flood of console sign-ins (each a 32 MiB scrypt on the thread pool that
  * DNS lookups share) slowed intake 200-fold. Password hashing is bounded: a few at a time, the
  * rest 429 with Retry-After. Against the real server process over loopback, during 20
- * concurrent bad sign-ins for as long as we measure (a refused one sent again 100 ms later), Ping's median stays under 20 ms and Add's
- * (its webhook host looked up on that thread pool) under 200 ms, and no such Add is accepted.
+ * concurrent bad sign-ins for as long as we measure (a refused one sent again 100 ms later), Ping's
+ * median stays within 20 ms of its median without the flood and Add's (its webhook host looked up
+ * on that thread pool) within 200 ms, and no such Add is accepted. The allowance is on top of what
+ * the same requests take just before the flood, so a machine busy with other work does not fail
+ * the test, while the defect (medians in seconds) still does.
  */
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
@@ -42,8 +45,34 @@ for (const backend of await availableBackends()) {
       await location?.cleanup();
     });
 
-    test("Ping's median stays under 20 ms and Add's under 200 ms; the sign-ins beyond a few at a time get 429 with Retry-After", async () => {
+    test("Ping's median stays within 20 ms of its unflooded median and Add's within 200 ms; the sign-ins beyond a few at a time get 429 with Retry-After", async () => {
       const base = server!.baseUrl;
+      const auth = { authorization: `Bearer ${token}` };
+      // A window of 20 Pings and 20 Adds, one after the other.
+      const measureWindow = async (window: number) => {
+        const pings: number[] = [];
+        const adds: number[] = [];
+        const addStatuses: number[] = [];
+        for (let round = 0; round < 20; round++) {
+          const ping = await timed(async () => (await fetch(`${base}/api/AuthorityRvdm/Ping`, { headers: auth })).status);
+          assert.equal(ping.value, 200);
+          pings.push(ping.ms);
+          const add = await timed(async () => {
+            const response = await fetch(`${base}/api/AuthorityRvdm/AddWorkItemCreate`, {
+              method: "POST",
+              headers: { ...auth, "content-type": "application/json" },
+              body: JSON.stringify(validWorkItem({ customerReference: `flood-${window}-${round}`, webhookUrl: "http://localhost:9/h" })),
+            });
+            await response.arrayBuffer();
+            return response.status;
+          });
+          adds.push(add.ms);
+          addStatuses.push(add.value);
+        }
+        assert.deepEqual([...new Set(addStatuses)], [400], "a loopback webhookUrl is refused every time, never accepted");
+        return { ping: median(pings), add: median(adds), text: `Ping ${pings.map((ms) => ms.toFixed(0)).join(" ")}; Add ${adds.map((ms) => ms.toFixed(0)).join(" ")}` };
+      };
+      const unflooded = await measureWindow(-1);
       // Each flooder takes the sign-in form once (its CSRF cookie and token), then posts wrong e-mails as fast as it is answered.
       const forms = await Promise.all(
         Array.from({ length: FLOODERS }, async () => {
@@ -79,42 +108,21 @@ for (const backend of await availableBackends()) {
       try {
         // Let the flood fill up first.
         await new Promise((resolve) => setTimeout(resolve, 500));
-        const auth = { authorization: `Bearer ${token}` };
-        // A window of 20 Pings and 20 Adds. The test files beside this one share the machine's
-        // cores, so up to three windows are measured: one must meet both medians. Unbounded
-        // hashing (the defect) put every window's medians in seconds.
-        const measureWindow = async (window: number) => {
-          const pings: number[] = [];
-          const adds: number[] = [];
-          const addStatuses: number[] = [];
-          for (let round = 0; round < 20; round++) {
-            const ping = await timed(async () => (await fetch(`${base}/api/AuthorityRvdm/Ping`, { headers: auth })).status);
-            assert.equal(ping.value, 200);
-            pings.push(ping.ms);
-            const add = await timed(async () => {
-              const response = await fetch(`${base}/api/AuthorityRvdm/AddWorkItemCreate`, {
-                method: "POST",
-                headers: { ...auth, "content-type": "application/json" },
-                body: JSON.stringify(validWorkItem({ customerReference: `flood-${window}-${round}`, webhookUrl: "http://localhost:9/h" })),
-              });
-              await response.arrayBuffer();
-              return response.status;
-            });
-            adds.push(add.ms);
-            addStatuses.push(add.value);
-          }
-          assert.deepEqual([...new Set(addStatuses)], [400], "a loopback webhookUrl is refused every time, never accepted");
-          return { ping: median(pings), add: median(adds), text: `Ping ${pings.map((ms) => ms.toFixed(0)).join(" ")}; Add ${adds.map((ms) => ms.toFixed(0)).join(" ")}` };
-        };
+        // The test files beside this one share the machine's cores, so up to three windows are
+        // measured: one must meet both allowances. Unbounded hashing (the defect) put every
+        // window's medians in seconds.
+        const withinAllowance = (measured: { ping: number; add: number }) => measured.ping < unflooded.ping + 20 && measured.add < unflooded.add + 200;
         const windows = [];
         for (let window = 0; window < 3; window++) {
           const measured = await measureWindow(window);
           windows.push(measured);
-          if (measured.ping < 20 && measured.add < 200) break;
+          if (withinAllowance(measured)) break;
         }
         const last = windows[windows.length - 1]!;
-        const report = windows.map((w, i) => `window ${i}: Ping median ${w.ping.toFixed(1)} ms, Add median ${w.add.toFixed(1)} ms (${w.text})`).join("\n");
-        assert.ok(last.ping < 20 && last.add < 200, report);
+        const report = [unflooded, ...windows]
+          .map((w, i) => `${i === 0 ? "without the flood" : `window ${i - 1}`}: Ping median ${w.ping.toFixed(1)} ms, Add median ${w.add.toFixed(1)} ms (${w.text})`)
+          .join("\n");
+        assert.ok(withinAllowance(last), report);
       } finally {
         flooding = false;
         await Promise.all(flood);
