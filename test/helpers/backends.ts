@@ -51,9 +51,14 @@ export async function withPostgresAdmin<T>(work: (client: pg.Client) => Promise<
   }
 }
 
-/** The connection string that puts every session of a process into `schema`. */
+/**
+ * The connection string that puts every session of a process into `schema`. Its commits do not
+ * wait for the WAL's flush to disk (synchronous_commit=off): they are as visible and as final to
+ * every other session and to a killed client, and only a crash of the shared server itself, which
+ * no test causes, could lose them. Waiting for the flush made the flush the pace of the suite.
+ */
 export const postgresUrlForSchema = (schema: string) =>
-  `${POSTGRES_TEST_URL}${POSTGRES_TEST_URL.includes("?") ? "&" : "?"}options=-c%20search_path%3D${schema}`;
+  `${POSTGRES_TEST_URL}${POSTGRES_TEST_URL.includes("?") ? "&" : "?"}options=-c%20search_path%3D${schema}%20-c%20synchronous_commit%3Doff`;
 
 export const postgresBackend: Backend = {
   name: "postgres",
@@ -71,7 +76,10 @@ export const postgresBackend: Backend = {
     return {
       location: { kind: "postgres", url },
       databaseUrl: url,
-      cleanup: () => withPostgresAdmin(async (client) => void (await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`))),
+      cleanup: async () => {
+        await closeSidePool(url);
+        await withPostgresAdmin(async (client) => void (await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)));
+      },
     };
   },
 };
@@ -149,13 +157,30 @@ export async function queryRows<R extends Record<string, unknown>>(location: Sto
       db.close();
     }
   }
-  const client = new pg.Client({ connectionString: location.url });
-  await client.connect();
-  try {
-    return (await client.query<R>(sql, params)).rows;
-  } finally {
-    await client.end();
+  return (await sidePool(location.url).query<R>(sql, params)).rows;
+}
+
+const sidePools = new Map<string, pg.Pool>();
+/**
+ * One small pool per database URL for the tests' own reads and writes past the store. A new
+ * connection per check cost PostgreSQL a backend's start each time (about 20–50 ms), which set
+ * the pace of tests that check after every request. Idle connections close after a second and
+ * never keep a test process alive; one a test's fault injection kills is dropped, not thrown.
+ */
+function sidePool(url: string): pg.Pool {
+  let pool = sidePools.get(url);
+  if (!pool) {
+    pool = new pg.Pool({ connectionString: url, max: 2, idleTimeoutMillis: 1000, allowExitOnIdle: true });
+    pool.on("error", () => {});
+    sidePools.set(url, pool);
   }
+  return pool;
+}
+
+async function closeSidePool(url: string): Promise<void> {
+  const pool = sidePools.get(url);
+  sidePools.delete(url);
+  await pool?.end();
 }
 
 /** Runs a write past the store ($1… parameters on both backends): data as an older build left it. */
@@ -168,13 +193,7 @@ export async function writePastStore(location: StoreLocation, sql: string, param
       db.close();
     }
   }
-  const client = new pg.Client({ connectionString: location.url });
-  await client.connect();
-  try {
-    return (await client.query(sql, params)).rowCount ?? 0;
-  } finally {
-    await client.end();
-  }
+  return (await sidePool(location.url).query(sql, params)).rowCount ?? 0;
 }
 
 export async function countRows(location: StoreLocation): Promise<RowCounts> {

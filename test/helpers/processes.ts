@@ -25,7 +25,7 @@ function childEnv(env: Env): Env {
 export const startServer = (env: Env, options: ServerOptions = {}) => launcher.startServer(childEnv(env), { readyTimeoutMs: HANG_TIMEOUT_MS, ...options });
 
 /** Starts the admin CLI; the caller may kill it before it ends. */
-export const startCli = (args: string[], env: Env = {}, how: Launcher = "tsx") => launcher.startCli(args, childEnv(env), how);
+export const startCli = (args: string[], env: Env = {}, how: Launcher = "current") => launcher.startCli(args, childEnv(env), how);
 
 /** Starts another entry file of the package (e.g. src/authority-sim/main.ts) directly. */
 export const startScript = (entry: string, args: string[], env: Env = {}) => launcher.startScript(entry, args, childEnv(env));
