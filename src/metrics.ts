@@ -39,6 +39,7 @@ export interface Metrics {
   readonly workItemsCreated: Counter<"work_type">;
   readonly tokensIssued: Counter;
   readonly botRuns: Counter<"outcome">;
+  readonly botLastLap: Gauge;
   readonly botItemOutcomes: Counter<"outcome">;
   readonly webhookDeliveries: Counter<"outcome">;
   readonly outboxBacklog: Gauge;
@@ -48,6 +49,8 @@ export interface Metrics {
   readonly submitsByDeadline: Counter<"timing">;
   readonly submitSlack: Histogram;
   recordBotRun(outcome: BotRunOutcome): void;
+  /** The bot ended a pass, or a lap of a pass that goes on (`finishedAt`, ISO). */
+  recordBotLap(finishedAt: string): void;
   /** An item filed: on time or late against its deadline, and by how much (SPEC §14). */
   recordSubmit(info: { deadlineAt: string | null; submittedAt: string }): void;
   recordBotItem(outcome: BotItemOutcome, count?: number): void;
@@ -88,6 +91,13 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     name: `${METRIC_PREFIX}bot_runs_total`,
     help: "Bot runs by outcome (completed, failed)",
     labelNames: ["outcome"] as const,
+    registers: [registry],
+  });
+  // A pass under steady load goes on for hours and is counted in bot_runs_total only when it
+  // ends; this says the bot is alive meanwhile.
+  const botLastLap = new Gauge({
+    name: `${METRIC_PREFIX}bot_last_lap_timestamp_seconds`,
+    help: "When this process's bot last ended a pass, or a minute's lap of a pass that goes on (Unix time, seconds; 0 before the first)",
     registers: [registry],
   });
   const botItemOutcomes = new Counter({
@@ -157,6 +167,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     workItemsCreated,
     tokensIssued,
     botRuns,
+    botLastLap,
     botItemOutcomes,
     webhookDeliveries,
     outboxBacklog,
@@ -165,6 +176,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     submitsByDeadline,
     submitSlack,
     recordBotRun: (outcome) => botRuns.inc({ outcome }),
+    recordBotLap: (finishedAt) => botLastLap.set(Date.parse(finishedAt) / 1000),
     recordSubmit: ({ deadlineAt, submittedAt }) => {
       if (deadlineAt === null) return;
       const slackSeconds = (Date.parse(deadlineAt) - Date.parse(submittedAt)) / 1000;
@@ -193,6 +205,7 @@ export function botMetricsEvents(metrics: Metrics) {
     itemFinished: (info: { result: BotItemOutcome }) => metrics.recordBotItem(info.result),
     itemSubmitted: (info: { deadlineAt: string | null; submittedAt: string }) => metrics.recordSubmit(info),
     runFinished: (info: { error?: unknown }) => metrics.recordBotRun(info.error === undefined ? "completed" : "failed"),
+    lapRecorded: (info: { finishedAt: string }) => metrics.recordBotLap(info.finishedAt),
   };
 }
 

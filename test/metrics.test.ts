@@ -140,8 +140,11 @@ describe("createMetrics recorders", () => {
     bot.itemFinished({ result: "retried" });
     bot.runFinished({});
     bot.runFinished({ error: new Error("store down") });
+    assert.equal(metricValue((await metrics.render()).body, "work_item_api_bot_last_lap_timestamp_seconds"), 0, "no lap yet");
+    bot.lapRecorded({ finishedAt: "2026-11-25T11:00:00.500Z" });
     hooks.deliveryAttempted({ outcome: "failed" });
     const { body } = await metrics.render();
+    assert.equal(metricValue(body, "work_item_api_bot_last_lap_timestamp_seconds"), Date.parse("2026-11-25T11:00:00.500Z") / 1000);
     assert.equal(metricValue(body, "work_item_api_bot_item_outcomes_total", { outcome: "retried" }), 1);
     assert.equal(metricValue(body, "work_item_api_bot_runs_total", { outcome: "completed" }), 1);
     assert.equal(metricValue(body, "work_item_api_bot_runs_total", { outcome: "failed" }), 1);

@@ -51,6 +51,11 @@ export interface BotEvents {
   /** An item was filed: `deadlineAt` (if it has one) against `submittedAt`. */
   itemSubmitted?(info: { companyId: number; workItemId: number; deadlineAt: string | null; submittedAt: string }): void;
   runFinished?(info: { counts: BotCounts; durationMs: number; error?: unknown }): void;
+  /**
+   * A pass ended, or a pass that goes on under load finished a lap (LAP_MS): the bot is alive
+   * and filing, though a pass that never runs out of work never reaches runFinished.
+   */
+  lapRecorded?(info: { finishedAt: string }): void;
 }
 
 export type BotConfig = Pick<Config, "botLeaseSeconds" | "botMaxAttempts" | "botConcurrency" | "botClaimSize" | "botRetryBaseMs" | "botRetryMaxMs" | "botPollSeconds">;
@@ -213,6 +218,7 @@ async function recordLap(pass: Pass): Promise<void> {
     retried: since("retried"),
   });
   pass.lap = { startedAt: now, counts: { ...pass.counts } };
+  pass.deps.events?.lapRecorded?.({ finishedAt: now.toISOString() });
   const { afterLap } = pass.deps;
   if (afterLap) pass.housekeeping = (pass.housekeeping ?? Promise.resolve()).then(afterLap);
 }

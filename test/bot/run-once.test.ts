@@ -215,7 +215,9 @@ for (const backend of await availableBackends()) {
         let over = false;
         let sweeps = 0;
         const afterLap = async () => void (sweeps += 1);
-        const passing = run({ adapter, clock, afterLap, nextPassAt: () => new Date(clock().getTime() + (over ? 3_600_000 : 50)) });
+        const laps: string[] = [];
+        const events = { lapRecorded: ({ finishedAt }: { finishedAt: string }) => void laps.push(finishedAt) };
+        const passing = run({ adapter, clock, afterLap, events, nextPassAt: () => new Date(clock().getTime() + (over ? 3_600_000 : 50)) });
         try {
           await asked;
           // The item cannot be filed while its work type is paused, but its deadline is watched.
@@ -234,6 +236,7 @@ for (const backend of await availableBackends()) {
           assert.deepEqual([lap.submitted, lap.succeeded, lap.failed, lap.retried], [1, 0, 0, 0]);
           assert.ok(Date.parse(lap.finishedAt) - Date.parse(lap.startedAt) >= 60_000, `${lap.startedAt} to ${lap.finishedAt}`);
           assert.equal(sweeps, 1, "housekeeping rode on the lap");
+          assert.deepEqual(laps, [lap.finishedAt], "the lap is announced (the metric of the bot's last lap)");
         } finally {
           over = true;
           answer();
@@ -245,6 +248,7 @@ for (const backend of await availableBackends()) {
           const last = await t.store.lastBotPass();
           assert.deepEqual([last?.submitted, last?.succeeded], [0, 1], "the last lap: the answer that ended the pass");
           assert.equal(sweeps, 2, "and on the pass's end");
+          assert.deepEqual(laps.slice(1), [last?.finishedAt], "as is the pass's end");
         } finally {
           await http.close();
         }

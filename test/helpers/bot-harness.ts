@@ -7,7 +7,7 @@ import { startAuthoritySim, type AuthoritySim } from "../../src/authority-sim/se
 import type { AuthorityAdapter } from "../../src/authority/protocol.ts";
 import { createAuthorityGate, type AuthorityGate } from "../../src/bot/authority-gate.ts";
 import { createHttpAuthorityAdapter } from "../../src/bot/http-authority-adapter.ts";
-import { runBotOnce, type BotCounts } from "../../src/bot/run-once.ts";
+import { runBotOnce, type BotCounts, type BotEvents } from "../../src/bot/run-once.ts";
 import type { WorkBatchView, WorkItemView } from "../../src/domain/views.ts";
 import type { Backend } from "./backends.ts";
 import { assertJsonViewsMatch } from "./json-views.ts";
@@ -32,6 +32,7 @@ export interface RunOptions {
   /** The schedule's next pass, as a scheduled worker has one (`bot run-once` has none). */
   nextPassAt?: () => Date | null;
   afterLap?: () => Promise<void>;
+  events?: BotEvents;
 }
 
 export async function withBot(backend: Backend, env: Record<string, string>, body: (s: Setup) => Promise<void>): Promise<void> {
@@ -66,6 +67,7 @@ export async function withBot(backend: Backend, env: Record<string, string>, bod
           ...(options.clock ? { clock: options.clock } : {}),
           ...(options.nextPassAt ? { nextPassAt: options.nextPassAt } : {}),
           ...(options.afterLap ? { afterLap: options.afterLap } : {}),
+          ...(options.events ? { events: options.events } : {}),
         }),
     });
     // Whatever the scenario left, in every state and kind: the read routes answer it as the views are.
