@@ -13,9 +13,10 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { buildIsCurrent } from "./build-state.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const built = "dist/cli/main.js";
 
-if (buildIsCurrent(root, "dist/cli/main.js")) {
-  await import(pathToFileURL(join(root, "dist", "cli", "main.js")).href);
+if (buildIsCurrent(root, built)) {
+  await import(pathToFileURL(join(root, built)).href);
 } else {
   const { register } = await import("tsx/esm/api");
   register();
