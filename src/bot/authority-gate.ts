@@ -8,6 +8,10 @@
  * it waited, and only then goes. So once the breaker is open no call leaves, not even one that
  * was already waiting. The breaker is read from the store at most once a second for `mayCall`,
  * and written only when it changes.
+ *
+ * A call that ends hands its slot to the first call waiting in its line when the store allows
+ * (`handOverAuthoritySlot`, which looks at the breaker too): one write between two calls on the
+ * slot instead of a release, a wake-up and a grant of several statements.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { AuthorityMisconfiguredError, type AuthorityAdapter } from "../authority/protocol.ts";
@@ -16,7 +20,7 @@ import { isRetryable } from "../lib/backoff.ts";
 import { signal, Wakeup } from "../lib/concurrency.ts";
 import { admission, afterCall, type BreakerView } from "../scheduler/breaker.ts";
 import type { CallKind } from "../scheduler/capacity.ts";
-import type { Store } from "../store/store.ts";
+import type { SlotGrant, Store } from "../store/store.ts";
 
 /** What `call` answers when the breaker kept the call from being made. */
 export const BREAKER_OPEN = Symbol("the authority's circuit breaker is open");
@@ -57,6 +61,14 @@ const SLOT_POLL_MS = 15;
 /** A slot is held past its send time for the call's timeout and this much more; a holder that died frees it then. */
 const SLOT_GRACE_MS = 2000;
 
+/** The first call in a line while it waits for a slot: a call of its kind that ends may hand it its own. */
+interface Waiter {
+  holder: string;
+  /** Set by the call that hands its slot over: the slot, or undefined when the store said no. */
+  handed?: Promise<{ slot: number; sendAtMs: number } | undefined>;
+  wake: () => void;
+}
+
 export interface GateDeps {
   store: Store;
   adapter: AuthorityAdapter;
@@ -80,6 +92,9 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
   const lines: Record<CallKind, Line> = { submit: new Line(), status: new Line() };
   /** Wakes the callers waiting in line when this process gives a slot back. */
   const slotFreed = new Wakeup();
+  /** Without a rate limit, a call's slot may pass to the next without a grant (no send time to reserve). */
+  const handOvers = config.authorityMaxRps <= 0;
+  const waiting: Partial<Record<CallKind, Waiter>> = {};
 
   async function current(fresh = false): Promise<BreakerView> {
     const now = clock().getTime();
@@ -131,28 +146,77 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
     return true;
   }
 
-  /** A slot for one call, in this process's line for `kind`; undefined when the breaker is open. */
+  /**
+   * A slot for one call, in this process's line for `kind`; undefined when the breaker is open.
+   * The first in line may be handed a slot by a call that ends while it asks the store or waits;
+   * if the store granted it one meanwhile too, it gives one back.
+   */
   async function takeSlot(kind: CallKind, holder: string, probe: boolean, stop?: AbortSignal): Promise<{ slot: number; sendAtMs: number } | undefined> {
     return lines[kind].inTurn(async () => {
       for (;;) {
         if (stop?.aborted) return undefined;
-        const grant = await store.takeAuthoritySlot(authority, {
-          holder,
-          kind,
-          nowMs: clock().getTime(),
-          probe,
-          maxConcurrency: config.authorityMaxConcurrency,
-          maxRps: config.authorityMaxRps,
-          holdMs: config.authorityTimeoutMs + SLOT_GRACE_MS,
-        });
-        if (grant.kind === "granted") return grant;
-        if (grant.kind === "breakerOpen") {
-          readAt = Number.NEGATIVE_INFINITY;
-          return undefined;
+        const woken = signal();
+        const waiter: Waiter = { holder, wake: woken.resolve };
+        if (handOvers && !probe) waiting[kind] = waiter;
+        let grant: SlotGrant;
+        try {
+          grant = await store.takeAuthoritySlot(authority, {
+            holder,
+            kind,
+            nowMs: clock().getTime(),
+            probe,
+            maxConcurrency: config.authorityMaxConcurrency,
+            maxRps: config.authorityMaxRps,
+            holdMs: config.authorityTimeoutMs + SLOT_GRACE_MS,
+          });
+          if (grant.kind === "wait" && !waiter.handed) await Promise.race([sleep(SLOT_POLL_MS), slotFreed.next(), woken.promise]);
+        } catch (error) {
+          await giveBack(waiter, holder);
+          throw error;
+        } finally {
+          if (waiting[kind] === waiter) delete waiting[kind];
         }
-        await Promise.race([sleep(SLOT_POLL_MS), slotFreed.next()]);
+        if (grant.kind === "breakerOpen") readAt = Number.NEGATIVE_INFINITY;
+        if (grant.kind === "granted" || grant.kind === "breakerOpen" || stop?.aborted) {
+          await giveBack(waiter, holder);
+          return grant.kind === "granted" ? grant : undefined;
+        }
+        const handed = await waiter.handed;
+        if (handed) return handed;
       }
     });
+  }
+
+  /** A slot handed to `waiter` that it does not need after all goes back. */
+  async function giveBack(waiter: Waiter, holder: string): Promise<void> {
+    const handed = await waiter.handed;
+    if (!handed) return;
+    await store.releaseAuthoritySlot(authority, handed.slot, holder).catch(() => undefined);
+    slotFreed.wake();
+  }
+
+  /** Hands a slot to the first call waiting in `kind`'s line; false when there is none or the store says no. */
+  async function handOver(kind: CallKind, slot: number, from: string): Promise<boolean> {
+    const next = waiting[kind];
+    if (!next) return false;
+    delete waiting[kind];
+    const nowMs = clock().getTime();
+    const handed = store
+      .handOverAuthoritySlot(authority, {
+        slot,
+        from,
+        to: next.holder,
+        kind,
+        nowMs,
+        holdMs: config.authorityTimeoutMs + SLOT_GRACE_MS,
+        marginMs: SLOT_GRACE_MS / 2,
+        maxConcurrency: config.authorityMaxConcurrency,
+      })
+      .then((done) => (done ? { slot, sendAtMs: nowMs } : undefined))
+      .catch(() => undefined);
+    next.handed = handed;
+    next.wake();
+    return (await handed) !== undefined;
   }
 
   return {
@@ -203,8 +267,10 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
         return answer;
       } finally {
         settle();
-        await store.releaseAuthoritySlot(authority, slot.slot, holder).catch(() => undefined);
-        slotFreed.wake();
+        if (probe || !(await handOver(kind, slot.slot, holder))) {
+          await store.releaseAuthoritySlot(authority, slot.slot, holder).catch(() => undefined);
+          slotFreed.wake();
+        }
       }
     },
 

@@ -8,6 +8,9 @@
  * - While submits are kept waiting, status requests hold at most half the slots; while status
  *   requests are kept waiting, submits hold at most all but one. Each rule leaves its kind at
  *   least one slot, so with a single slot neither starves the other.
+ * - A call that ends may hand its slot to the next call of its kind (`mayHandOver`): one write
+ *   instead of a release and a grant, so the slot idles less between calls; while the other
+ *   kind waits, only submits do, and never with every slot.
  * - At most `maxRps` calls a second, evenly spaced: a generic cell rate algorithm (GCRA) without
  *   a burst, so no window of one second ever holds more than `maxRps` calls. A granted call gets
  *   the instant it may be sent; the caller waits until then.
@@ -40,10 +43,12 @@ export const isHeld = (slot: SlotState, nowMs: number) => slot.holder !== null &
 /** The most slots `kind` may hold now; the rest are kept for the other kind while it waits. */
 export function shareOf(kind: CallKind, state: CapacityState, limits: CapacityLimits, nowMs: number): number {
   const max = limits.maxConcurrency;
-  if (kind === "status" && state.submitsWaitingUntilMs > nowMs) return Math.max(1, Math.floor(max / 2));
-  if (kind === "submit" && state.pollsWaitingUntilMs > nowMs) return Math.max(1, max - 1);
-  return max;
+  if (!otherKindWaits(kind, state, nowMs)) return max;
+  return kind === "status" ? Math.max(1, Math.floor(max / 2)) : Math.max(1, max - 1);
 }
+
+const otherKindWaits = (kind: CallKind, state: Pick<CapacityState, "submitsWaitingUntilMs" | "pollsWaitingUntilMs">, nowMs: number) =>
+  (kind === "submit" ? state.pollsWaitingUntilMs : state.submitsWaitingUntilMs) > nowMs;
 
 /** The slot a call of `kind` takes now (the lowest free number), or undefined when it must wait. */
 export function chooseSlot(kind: CallKind, state: CapacityState, limits: CapacityLimits, nowMs: number): number | undefined {
@@ -56,6 +61,24 @@ export function chooseSlot(kind: CallKind, state: CapacityState, limits: Capacit
 }
 
 /**
+ * Whether a call of `kind` that ends may hand its slot straight to the next call of the same
+ * kind, instead of giving it back for `chooseSlot` to grant again. A hand-over changes no count,
+ * so the limit and the shares hold as they did. While the other kind is kept waiting:
+ * - a status request does not hand on: a deadline is met at submit, so its slot goes back for
+ *   the waiting submits to take, as far as their share allows;
+ * - a submit hands on unless submits hold every slot (the one it ends with counted), so a poll
+ *   kept waiting always gets a slot back, with a single slot too.
+ * (With a rate limit every call needs its send time from `reserveSend`, so calls are granted one
+ * by one.)
+ */
+export function mayHandOver(kind: CallKind, state: CapacityState, limits: CapacityLimits, nowMs: number): boolean {
+  if (!otherKindWaits(kind, state, nowMs)) return true;
+  if (kind === "status") return false;
+  const heldOfKind = state.slots.filter((slot) => slot.slot <= limits.maxConcurrency && isHeld(slot, nowMs) && slot.kind === kind).length;
+  return heldOfKind < limits.maxConcurrency;
+}
+
+/**
  * GCRA: `nextSendMs` is the theoretical arrival time of the next call. Returns when this call
  * may be sent and the new theoretical arrival time. `maxRps` 0 means no limit.
  */
@@ -65,5 +88,9 @@ export function reserveSend(nextSendMs: number, nowMs: number, maxRps: number): 
   return { sendAtMs: Math.ceil(sendAtMs), nextSendMs: sendAtMs + 1000 / maxRps };
 }
 
-/** How long a kept-waiting mark lasts: a waiting caller renews it each time it asks again. */
-export const WAITING_MARK_MS = 1000;
+/**
+ * How long a kept-waiting mark lasts: a waiting caller renews it each time it asks again (at
+ * least every 15 ms), so the mark ends soon after the last of its kind stopped waiting, and the
+ * other kind's share is not held back for callers that are no longer there.
+ */
+export const WAITING_MARK_MS = 100;

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { admission, afterCall } from "../../src/scheduler/breaker.ts";
-import { chooseSlot, reserveSend, shareOf, type CapacityState, type SlotState } from "../../src/scheduler/capacity.ts";
+import { chooseSlot, mayHandOver, reserveSend, shareOf, type CapacityState, type SlotState } from "../../src/scheduler/capacity.ts";
 import { compareLanes, fileOrder, NO_DEADLINE, tierOf, type Lane, type QueuedItem } from "../../src/scheduler/order.ts";
 
 const NOW = "2026-11-25T10:00:00.000Z";
@@ -73,6 +73,24 @@ describe("shared capacity", () => {
     assert.equal(chooseSlot("submit", state(threeSubmits, { pollsWaitingUntilMs: 900 }), limits, 1000), 4, "the mark ran out");
     assert.equal(shareOf("status", state([], { submitsWaitingUntilMs: 2000 }), { maxConcurrency: 1 }, 1000), 1);
     assert.equal(shareOf("submit", state([], { pollsWaitingUntilMs: 2000 }), { maxConcurrency: 1 }, 1000), 1);
+  });
+
+  test("a call that ends hands its slot to the next of its kind; while the other kind waits only submits do, and never with every slot", () => {
+    const limits = { maxConcurrency: 4 };
+    const submitsWait = { submitsWaitingUntilMs: 2000 };
+    const pollsWait = { pollsWaitingUntilMs: 2000 };
+    const mixed = [slot(1, "submit", 5000), slot(2, "submit", 5000), slot(3, "status", 5000)];
+    assert.equal(mayHandOver("submit", state(mixed), limits, 1000), true);
+    assert.equal(mayHandOver("status", state(mixed), limits, 1000), true, "no submit waits");
+    assert.equal(mayHandOver("status", state(mixed, submitsWait), limits, 1000), false, "a waiting submit takes the poll's slot");
+    assert.equal(mayHandOver("status", state(mixed, { submitsWaitingUntilMs: 900 }), limits, 1000), true, "the mark ran out");
+    assert.equal(mayHandOver("submit", state(mixed, pollsWait), limits, 1000), true, "two submits of four slots");
+    const fourSubmits = [...mixed.slice(0, 2), slot(3, "submit", 5000), slot(4, "submit", 5000)];
+    assert.equal(mayHandOver("submit", state(fourSubmits), limits, 1000), true);
+    assert.equal(mayHandOver("submit", state(fourSubmits, pollsWait), limits, 1000), false, "every slot a submit's: one goes back to the waiting polls");
+    assert.equal(mayHandOver("submit", state([...fourSubmits.slice(0, 3), slot(4, "submit", 900)], pollsWait), limits, 1000), true, "a dead holder's slot is not counted");
+    assert.equal(mayHandOver("submit", state([slot(1, "submit", 5000)], pollsWait), { maxConcurrency: 1 }, 1000), false, "with one slot, the polls get their turn");
+    assert.equal(mayHandOver("submit", state([slot(1, "submit", 5000)]), { maxConcurrency: 1 }, 1000), true);
   });
 
   test("the rate limit spaces calls evenly: no second holds more than AUTHORITY_MAX_RPS", () => {

@@ -5,8 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { mayHandOver, type CapacityState } from "../../src/scheduler/capacity.ts";
 import type { DueItem, SlotRequest, Store } from "../../src/store/store.ts";
-import { availableBackends, openFreshStore, type Backend } from "../helpers/backends.ts";
+import { availableBackends, openFreshStore, queryRows, type Backend } from "../helpers/backends.ts";
 import { addItems } from "../helpers/store-items.ts";
 import { claimDueDeliveries, queueAll } from "../helpers/sweeps.ts";
 import { recordStoreStatements } from "../helpers/statement-recorder.ts";
@@ -375,6 +376,78 @@ for (const backend of await availableBackends()) {
       await store.closeAuthorityBreaker("sim", at(61));
       assert.deepEqual(await ask("f", 61_000), { kind: "granted", slot: 2, sendAtMs: t0 + 61_000 });
     }));
+
+    test("a slot handed over to the next call of its kind: only by its holder, not about to run out, with the breaker closed, and as mayHandOver allows", () => withStore(backend, async (store) => {
+      const t0 = Date.parse(at(0));
+      const request = (holder: string, ms: number, extra: Partial<SlotRequest> = {}): SlotRequest =>
+        ({ holder, kind: "submit", nowMs: t0 + ms, probe: false, maxConcurrency: 2, maxRps: 0, holdMs: 10_000, ...extra });
+      const ask = (holder: string, ms: number, extra: Partial<SlotRequest> = {}) => store.takeAuthoritySlot("sim", request(holder, ms, extra));
+      const hand = (slot: number, from: string, to: string, ms: number, kind: "submit" | "status" = "submit") =>
+        store.handOverAuthoritySlot("sim", { slot, from, to, kind, nowMs: t0 + ms, holdMs: 10_000, marginMs: 1000, maxConcurrency: 2 });
+
+      assert.deepEqual(await ask("a", 0), { kind: "granted", slot: 1, sendAtMs: t0 });
+      assert.equal(await hand(1, "a", "b", 1), true);
+      await store.releaseAuthoritySlot("sim", 1, "a");
+      assert.deepEqual(await ask("c", 2), { kind: "granted", slot: 2, sendAtMs: t0 + 2 }, "b holds slot 1 now: a's release changed nothing");
+      assert.deepEqual(await ask("d", 3, { kind: "status" }), { kind: "wait" });
+      assert.equal(await hand(1, "a", "e", 4), false, "only the holder hands a slot on");
+      assert.equal(await hand(1, "b", "e", 4, "status"), false, "to the next call of the same kind");
+      assert.equal(await hand(2, "c", "e", 5), false, "a poll waits and submits hold every slot: one goes back");
+      await store.releaseAuthoritySlot("sim", 2, "c");
+      assert.equal(await hand(1, "b", "e", 6), true, "one submit of two slots");
+      assert.deepEqual(await ask("d", 7, { kind: "status" }), { kind: "granted", slot: 2, sendAtMs: t0 + 7 });
+      assert.deepEqual(await ask("f", 8), { kind: "wait" }, "a submit waits now");
+      assert.equal(await hand(2, "d", "g", 9, "status"), false, "a poll does not hand on while a submit waits");
+      assert.equal(await hand(2, "d", "g", 9 + 1000, "status"), true, "the submit's mark ran out");
+      assert.equal(await hand(1, "e", "h", 6 + 10_000 - 1000), false, "e's hold is about to run out: another process may take the slot as free");
+
+      await store.openAuthorityBreaker("sim", { until: at(60), now: at(1) });
+      assert.equal(await hand(2, "g", "i", 1100, "status"), false, "no call leaves while the breaker is open");
+      await store.closeAuthorityBreaker("sim", at(1));
+      assert.equal(await hand(2, "g", "i", 1200, "status"), true);
+      assert.equal(await store.handOverAuthoritySlot("other", { slot: 2, from: "i", to: "j", kind: "status", nowMs: t0 + 1300, holdMs: 10_000, marginMs: 1000, maxConcurrency: 2 }), false, "each authority has its own");
+    }));
+
+    test("handOverAuthoritySlot decides as mayHandOver on generated states", async () => {
+      const { store, location, cleanup } = await openFreshStore(backend);
+      try {
+        let seed = 7;
+        const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+        const pick = <T>(values: readonly T[]) => values[Math.floor(random() * values.length)]!;
+        const t0 = Date.parse(at(0));
+        const limits = { maxConcurrency: 3 };
+        let nowMs = t0;
+        let calls = 0;
+        let decided = 0;
+        for (let step = 0; step < 200; step++) {
+          nowMs += pick([1, 5, 50, 400, 1200]);
+          const kind = pick(["submit", "status"] as const);
+          const holder = `h${++calls}`;
+          const grant = await store.takeAuthoritySlot("gen", { holder, kind, nowMs, probe: false, maxConcurrency: 3, maxRps: 0, holdMs: pick([1500, 10_000]) });
+          const slots = await queryRows<{ slot: number | string; holder: string | null; kind: "submit" | "status" | null; held_until_ms: number | string }>(
+            location, "SELECT slot, holder, kind, held_until_ms FROM authority_slots WHERE authority = 'gen' ORDER BY slot");
+          const held = slots.filter((slot) => slot.holder !== null && Number(slot.held_until_ms) > nowMs + 1000);
+          if (held.length === 0 || grant.kind === "breakerOpen") continue;
+          const [capacity] = await queryRows<{ submits_waiting_until_ms: number | string; polls_waiting_until_ms: number | string }>(
+            location, "SELECT submits_waiting_until_ms, polls_waiting_until_ms FROM authority_capacity WHERE authority = 'gen'");
+          const state: CapacityState = {
+            slots: slots.map((slot) => ({ slot: Number(slot.slot), holder: slot.holder, kind: slot.kind, heldUntilMs: Number(slot.held_until_ms) })),
+            submitsWaitingUntilMs: Number(capacity!.submits_waiting_until_ms),
+            pollsWaitingUntilMs: Number(capacity!.polls_waiting_until_ms),
+          };
+          const from = pick(held);
+          const to = `h${++calls}`;
+          const handed = await store.handOverAuthoritySlot("gen", { slot: Number(from.slot), from: from.holder!, to, kind: from.kind!, nowMs, holdMs: 10_000, marginMs: 1000, maxConcurrency: 3 });
+          assert.equal(handed, mayHandOver(from.kind!, state, limits, nowMs), `step ${step}: ${JSON.stringify({ nowMs: nowMs - t0, from, state })}`);
+          if (handed) decided += 1;
+          // Some calls end: their slots go back.
+          for (const slot of held) if (random() < 0.3) await store.releaseAuthoritySlot("gen", Number(slot.slot), slot.holder === from.holder && handed ? to : slot.holder!);
+        }
+        assert.ok(decided > 20, `both answers came up (${decided} handed over)`);
+      } finally {
+        await cleanup();
+      }
+    });
 
     test("a batch whose items are all cancelled is taken up and completes at once", () => withStore(backend, async (store) => {
       const [only] = await addItems(store, 3, 1);

@@ -26,6 +26,7 @@ type BotOperations = Pick<
   | "claimAuthorityBreakerProbe"
   | "closeAuthorityBreaker"
   | "takeAuthoritySlot"
+  | "handOverAuthoritySlot"
   | "releaseAuthoritySlot"
 >;
 
@@ -195,6 +196,11 @@ export function botOperations(db: DatabasePort): BotOperations {
         if (send.nextSendMs !== nextSendMs) await tx.run(FILING_SQL.setCapacity, [authority, send.nextSendMs, state.submitsWaitingUntilMs, state.pollsWaitingUntilMs]);
         return { kind: "granted" as const, slot, sendAtMs: send.sendAtMs };
       });
+    },
+
+    async handOverAuthoritySlot(authority, { slot, from, to, kind, nowMs, holdMs, marginMs, maxConcurrency }) {
+      const handed = await db.run(FILING_SQL.handOverSlot, [authority, slot, from, to, kind, nowMs + holdMs, nowMs + marginMs, nowMs, maxConcurrency]);
+      return handed === 1;
     },
 
     async releaseAuthoritySlot(authority, slot, holder) {

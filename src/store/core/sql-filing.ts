@@ -317,6 +317,17 @@ export const FILING_SQL = {
     `INSERT INTO authority_slots (authority, slot, holder, kind, held_until_ms) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (authority, slot) DO UPDATE SET holder = excluded.holder, kind = excluded.kind, held_until_ms = excluded.held_until_ms`,
   ),
+  /** `mayHandOver` (src/scheduler/capacity.ts), the breaker and the holder, in the one write. */
+  handOverSlot: statement(
+    "hand_over_authority_slot",
+    `UPDATE authority_slots SET holder = $4, held_until_ms = $6
+      WHERE authority = $1 AND slot = $2 AND holder = $3 AND kind = $5 AND slot <= $9 AND held_until_ms > $7
+        AND NOT EXISTS (SELECT 1 FROM authority_breakers b WHERE b.authority = $1 AND b.state <> 'closed')
+        AND (NOT EXISTS (SELECT 1 FROM authority_capacity c WHERE c.authority = $1
+                          AND CASE WHEN $5 = 'submit' THEN c.polls_waiting_until_ms ELSE c.submits_waiting_until_ms END > $8)
+             OR $5 = 'submit' AND (SELECT count(*) FROM authority_slots s
+                  WHERE s.authority = $1 AND s.kind = $5 AND s.holder IS NOT NULL AND s.held_until_ms > $8 AND s.slot <= $9) < $9)`,
+  ),
   releaseSlot: statement(
     "release_authority_slot",
     "UPDATE authority_slots SET holder = NULL, kind = NULL, held_until_ms = 0 WHERE authority = $1 AND slot = $2 AND holder = $3",

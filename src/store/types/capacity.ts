@@ -35,6 +35,18 @@ export interface SlotRequest {
   holdMs: number;
 }
 
+export interface SlotHandOver {
+  slot: number;
+  from: string;
+  to: string;
+  kind: CallKind;
+  nowMs: number;
+  holdMs: number;
+  /** A slot about to run out is not handed over: another process may take it as free. */
+  marginMs: number;
+  maxConcurrency: number;
+}
+
 /** The authority's capacity, shared by every process (SPEC §14; not tenant data). */
 export interface CapacityStore {
   /**
@@ -42,6 +54,14 @@ export interface CapacityStore {
    * the share of its kind, the breaker), and if so the slot and when it may be sent.
    */
   takeAuthoritySlot(authority: string, request: SlotRequest): Promise<SlotGrant>;
+  /**
+   * In one statement: slot `slot`, held by `from` for a call of `kind` that just ended, goes to
+   * `to` for the next call of that kind, held for `holdMs` from `nowMs`. Only while `from` still
+   * holds it (for at least `marginMs` more), the breaker is closed, and `mayHandOver`
+   * (src/scheduler/capacity.ts) allows it. False, changing nothing, otherwise: then release it,
+   * and `to` asks with `takeAuthoritySlot`.
+   */
+  handOverAuthoritySlot(authority: string, handOver: SlotHandOver): Promise<boolean>;
   /** Frees a slot `holder` took; nothing when it is no longer the holder. */
   releaseAuthoritySlot(authority: string, slot: number, holder: string): Promise<void>;
 
