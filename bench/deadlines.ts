@@ -30,8 +30,9 @@ import type { BotBuild } from "./lib/bot-build.ts";
 import { loadBuild } from "./lib/bot-build.ts";
 import { benchFlags, wholeNumber } from "./lib/args.ts";
 import { deadlinesOf, planCrunch, type CrunchShape } from "./lib/crunch.ts";
-import { runCrunch, type CrunchRun, type CrunchSettings } from "./lib/crunch-run.ts";
+import { BREAKER_MS, runCrunch, type CrunchRun, type CrunchSettings } from "./lib/crunch-run.ts";
 import { capacityOf, crunchFigures, type Capacity, type CrunchFigures } from "./lib/deadline-figures.ts";
+import { coveredAtLeast, lengthOf, subtract, type Interval } from "./lib/intervals.ts";
 import { postgresBenchStore, sqliteBenchStore, type BenchStore } from "./lib/stores.ts";
 import { loadavg } from "node:os";
 import { stopAll, stopAllOnSignals } from "../scripts/lib/processes.ts";
@@ -140,7 +141,7 @@ async function runBuild(spec: string, options: Options): Promise<{ run: CrunchRu
   try {
     log(`${build.label}: crunch of ${options.shape.items} items on ${location.description}`);
     const run = await runCrunch(build, location, planCrunch(options.shape), options.settings, log);
-    return { run, figures: crunchFigures(run, capacityOf(options.settings), scheduledPickup(options.settings)) };
+    return { run, figures: crunchFigures(run, capacityOf(options.settings), scheduledPickup(options.settings), BREAKER_MS) };
   } finally {
     await location.cleanup();
     build.dispose();
@@ -177,14 +178,15 @@ function report(options: Options, results: Array<{ run: CrunchRun; figures: Crun
       "",
       "With the schedule counted in: a pass first sees an item at the next whole second (batches are taken up on the next scheduled pass, SPEC §5), so the optimum may not start it earlier, and the authority is not idle for want of work before then.",
       "",
-      `| build | on time | optimum, picked up on schedule | of optimum | utilisation from pickup to submit | with ≥ ${settings.concurrency} picked up |`,
-      "|---|---:|---:|---:|---:|---:|",
+      `| build | on time | optimum, picked up on schedule | of optimum | utilisation from pickup to submit | with ≥ ${settings.concurrency} picked up | the same, the breaker's ${BREAKER_MS / 1000} s after the outage left out |`,
+      "|---|---:|---:|---:|---:|---:|---:|",
     );
     for (const { run, figures: f } of results) {
       if (!f.scheduled) continue;
       lines.push(
         `| ${run.build} | ${f.onTime} | ${f.scheduled.optimum} | ${(f.onTime / f.scheduled.optimum).toFixed(3)} | ${share(f.scheduled.utilisation, 1)} of ${(f.scheduled.dueUpMs / 1000).toFixed(1)} s ` +
-          `| ${share(f.scheduled.backloggedUtilisation, 1)} of ${(f.scheduled.backloggedMs / 1000).toFixed(1)} s |`,
+          `| ${share(f.scheduled.backloggedUtilisation, 1)} of ${(f.scheduled.backloggedMs / 1000).toFixed(1)} s ` +
+          `| ${share(f.scheduled.afterBreakerUtilisation, 1)} of ${(f.scheduled.afterBreakerMs / 1000).toFixed(1)} s |`,
       );
     }
   }
@@ -248,18 +250,28 @@ async function main(): Promise<void> {
  * a run lost its utilisation.
  */
 function timeline(run: CrunchRun, capacity: Capacity, pickup: (arrivedAt: number) => number): string {
-  const lines = [`${run.build}, second by second:`, "", "| s | authority | picked up, not submitted | busy |", "|---:|---|---:|---:|"];
+  const lines = [
+    `${run.build}, second by second:`,
+    "",
+    `| s | authority | picked up, not submitted | busy | with ≥ ${capacity.servers} picked up | busy then |`,
+    "|---:|---|---:|---:|---:|---:|",
+  ];
   const waiting = run.items.map((item): [number, number] => {
     const end = item.submittedAt ?? run.endedAt;
     return [Math.min(pickup(Math.min(item.arrivedAt, end)), end), end];
   });
   const pickedUp = (from: number, to: number) => waiting.reduce((sum, [start, end]) => sum + Math.max(0, Math.min(end, to) - Math.max(start, from)), 0) / (to - from);
+  // The table's "with ≥ 8 picked up": where in each second it was, and how busy the authority was then.
+  const backlogged = subtract(coveredAtLeast(waiting, capacity.servers), run.outage);
   const firstSecond = Math.floor(run.startedAt / 1000) * 1000;
   for (let from = firstSecond; from < run.endedAt; from += 1000) {
     const to = Math.min(from + 1000, run.endedAt);
     const down = run.outage.some(([start, end]) => start < to && end > from);
     const busy = run.inFlight.growthOver([[from, to]]) / (capacity.inFlight * (to - from));
-    lines.push(`| ${(from - firstSecond) / 1000} | ${down ? "down" : "up"} | ${pickedUp(from, to).toFixed(1)} | ${share(busy, 1)} |`);
+    const inSecond = backlogged.flatMap(([start, end]): Interval[] => (start < to && end > from ? [[Math.max(start, from), Math.min(end, to)]] : []));
+    const backloggedMs = lengthOf(inSecond);
+    const busyThen = backloggedMs > 0 ? share(run.inFlight.growthOver(inSecond) / (capacity.inFlight * backloggedMs), 1) : "";
+    lines.push(`| ${(from - firstSecond) / 1000} | ${down ? "down" : "up"} | ${pickedUp(from, to).toFixed(1)} | ${share(busy, 1)} | ${backloggedMs > 0 ? `${Math.round(backloggedMs)} ms` : ""} | ${busyThen} |`);
   }
   return `\n${lines.join("\n")}\n`;
 }

@@ -58,11 +58,13 @@ export interface CrunchRun {
   passErrors: string[];
 }
 
-const SAMPLE_MS = 200;
+const SAMPLE_MS = 25;
 const PROGRESS_MS = 5000;
 
+/** The breaker's time on the compressed clock: 60 s → 1 s. */
+export const BREAKER_MS = 1000;
 /** Policies scaled to the compressed clock (one bench second for a minute): breaker 60 s → 1 s, retries 30 s…30 min → 0.5…30 s. */
-const COMPRESSED_POLICIES = { AUTHORITY_BREAKER_SECONDS: "1", BOT_RETRY_BASE_MS: "500", BOT_RETRY_MAX_MS: "30000" };
+const COMPRESSED_POLICIES = { AUTHORITY_BREAKER_SECONDS: String(BREAKER_MS / 1000), BOT_RETRY_BASE_MS: "500", BOT_RETRY_MAX_MS: "30000" };
 
 /** The adapter, counting calls and noting the items the authority accepted. */
 function counting(adapter: AuthorityAdapter) {

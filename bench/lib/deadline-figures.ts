@@ -53,7 +53,22 @@ export interface CrunchFigures {
    * then, as SPEC §5 has it: batches are taken up on the next scheduled pass): the optimum when
    * no item can start before that, and the utilisation over the time from then to its submit.
    */
-  scheduled?: { optimum: number; utilisation: number; dueUpMs: number; backloggedUtilisation: number; backloggedMs: number };
+  scheduled?: ScheduledFigures;
+}
+
+export interface ScheduledFigures {
+  optimum: number;
+  utilisation: number;
+  dueUpMs: number;
+  backloggedUtilisation: number;
+  backloggedMs: number;
+  /**
+   * The backlogged utilisation with the breaker's time after each outage left out: the authority
+   * is back, but a bot whose breaker opened learns it only from the probe the breaker lets through
+   * once its time is up (SPEC §10), and the optimum does not wait for that.
+   */
+  afterBreakerUtilisation: number;
+  afterBreakerMs: number;
 }
 
 /** The nearest-rank quantile `q` (0–1) of `values`. */
@@ -63,7 +78,13 @@ export function quantile(values: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
 }
 
-export function crunchFigures(run: Pick<CrunchRun, "items" | "outage" | "inFlight" | "endedAt">, capacity: Capacity, pickup?: (arrivedAt: number) => number): CrunchFigures {
+export function crunchFigures(
+  run: Pick<CrunchRun, "items" | "outage" | "inFlight" | "endedAt">,
+  capacity: Capacity,
+  pickup?: (arrivedAt: number) => number,
+  /** How long the breaker stays open before its probe (AUTHORITY_BREAKER_SECONDS), ms. */
+  breakerMs = 0,
+): CrunchFigures {
   const { items } = run;
   const onTime = items.filter((item) => item.submittedAt !== null && item.submittedAt <= item.deadlineAt).length;
   const submitted = items.filter((item) => item.submittedAt !== null).length;
@@ -98,7 +119,7 @@ export function crunchFigures(run: Pick<CrunchRun, "items" | "outage" | "inFligh
     dueUpMs,
     backloggedUtilisation: utilisation(backlogged, backloggedMs),
     backloggedMs,
-    ...(pickup ? { scheduled: scheduledFigures(run, capacity, pickup, arrival, utilisation) } : {}),
+    ...(pickup ? { scheduled: scheduledFigures(run, capacity, pickup, arrival, utilisation, breakerMs) } : {}),
   };
 }
 
@@ -108,7 +129,8 @@ function scheduledFigures(
   pickup: (arrivedAt: number) => number,
   arrival: (item: CrunchRun["items"][number]) => number,
   utilisation: (window: Interval[], ms: number) => number,
-): { optimum: number; utilisation: number; dueUpMs: number; backloggedUtilisation: number; backloggedMs: number } {
+  breakerMs: number,
+): ScheduledFigures {
   const seen = (item: CrunchRun["items"][number]) => Math.min(pickup(arrival(item)), item.submittedAt ?? Infinity);
   const jobs = run.items.map((item) => ({ arrivedAt: seen(item), deadlineAt: item.deadlineAt }));
   const down = run.outage.map(([from, to]) => ({ from, to }));
@@ -118,5 +140,18 @@ function scheduledFigures(
   const dueUpMs = lengthOf(dueUp);
   const backlogged = subtract(coveredAtLeast(due, capacity.servers), run.outage);
   const backloggedMs = lengthOf(backlogged);
-  return { optimum, utilisation: utilisation(dueUp, dueUpMs), dueUpMs, backloggedUtilisation: utilisation(backlogged, backloggedMs), backloggedMs };
+  const afterBreaker = subtract(
+    backlogged,
+    run.outage.map(([, end]): Interval => [end, end + breakerMs]),
+  );
+  const afterBreakerMs = lengthOf(afterBreaker);
+  return {
+    optimum,
+    utilisation: utilisation(dueUp, dueUpMs),
+    dueUpMs,
+    backloggedUtilisation: utilisation(backlogged, backloggedMs),
+    backloggedMs,
+    afterBreakerUtilisation: utilisation(afterBreaker, afterBreakerMs),
+    afterBreakerMs,
+  };
 }

@@ -90,3 +90,24 @@ test("figures of a hand-made run: on time, the optimum, small waits and utilisat
   assert.equal(figures.backloggedMs, 300);
   assert.equal(figures.backloggedUtilisation, 0.25);
 });
+
+test("with the schedule counted in: the breaker's time after an outage can be left out of the backlogged utilisation", () => {
+  const inFlight = new RunningSum();
+  // Busy until the outage at 200, idle through it and the breaker's 300 ms after it, busy again from 700.
+  inFlight.add(0, 0);
+  inFlight.add(200, 200);
+  inFlight.add(700, 200);
+  inFlight.add(1000, 500);
+  const run = {
+    items: [{ planned: { index: 0, companyId: 1, big: false, atMs: 0, deadlineMs: 0 }, workItemId: 1, arrivedAt: 0, deadlineAt: 2000, submittedAt: 1000, status: "Successful" }],
+    outage: [[200, 400]] as Array<[number, number]>,
+    inFlight,
+    endedAt: 1000,
+  };
+  const scheduled = crunchFigures(run, { servers: 1, callMs: 100, inFlight: 1 }, (at) => at, 300).scheduled!;
+  assert.equal(scheduled.backloggedMs, 800);
+  assert.equal(scheduled.backloggedUtilisation, 500 / 800);
+  assert.equal(scheduled.afterBreakerMs, 500);
+  assert.equal(scheduled.afterBreakerUtilisation, 1);
+  assert.equal(crunchFigures(run, { servers: 1, callMs: 100, inFlight: 1 }, (at) => at).scheduled!.afterBreakerMs, 800, "no breaker time: nothing left out");
+});
