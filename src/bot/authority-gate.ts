@@ -94,6 +94,8 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
   const slotFreed = new Wakeup();
   /** Without a rate limit, a call's slot may pass to the next without a grant (no send time to reserve). */
   const handOvers = config.authorityMaxRps <= 0;
+  /** How long a slot is held past its send time: a holder that died frees it then. */
+  const holdMs = config.authorityTimeoutMs + SLOT_GRACE_MS;
   const waiting: Partial<Record<CallKind, Waiter>> = {};
 
   async function current(fresh = false): Promise<BreakerView> {
@@ -167,7 +169,7 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
             probe,
             maxConcurrency: config.authorityMaxConcurrency,
             maxRps: config.authorityMaxRps,
-            holdMs: config.authorityTimeoutMs + SLOT_GRACE_MS,
+            holdMs,
           });
           if (grant.kind === "wait" && !waiter.handed) await Promise.race([sleep(SLOT_POLL_MS), slotFreed.next(), woken.promise]);
         } catch (error) {
@@ -208,7 +210,7 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
         to: next.holder,
         kind,
         nowMs,
-        holdMs: config.authorityTimeoutMs + SLOT_GRACE_MS,
+        holdMs,
         marginMs: SLOT_GRACE_MS / 2,
         maxConcurrency: config.authorityMaxConcurrency,
       })

@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import type { AuthorityAdapter } from "../../src/authority/protocol.ts";
 import { startAuthoritySim } from "../../src/authority-sim/server.ts";
 import { BREAKER_OPEN, createAuthorityGate } from "../../src/bot/authority-gate.ts";
 import { createHttpAuthorityAdapter } from "../../src/bot/http-authority-adapter.ts";
@@ -50,7 +51,7 @@ for (const backend of await availableBackends()) {
         await db.cleanup();
       }
     }
-    const submit = (key: string) => (adapter: { submit: (s: { idempotencyKey: string; workType: string; request: Record<string, unknown> }) => Promise<unknown> }) =>
+    const submit = (key: string) => (adapter: AuthorityAdapter) =>
       adapter.submit({ idempotencyKey: key, workType: "AuthorityRvdm", request: { n: key } });
 
     test("a call that ends hands its slot to the next waiting call of its kind: one grant for three calls, one in flight at a time", () =>
