@@ -228,6 +228,16 @@ async function main(): Promise<number> {
     }
     checks.push(main.ledger.check("every acknowledged item is stored", await main.store.countItems()));
 
+    if (options.floor) {
+      const floor = await startHelperServer("fastify-floor.mjs", [main.store.databaseUrl.slice("sqlite:".length), join(ROOT, "dist")], pinning?.server);
+      cleanups.push(async () => void (await floor.stop()));
+      log("Fastify floor: bare Fastify, no hooks, auth or schemas, the store's own statement for WorkItem/{id}");
+      for (const route of ["Ping", "WorkItem"] as const) {
+        const requests = templatesFor(route, main.tenants);
+        record(await measure(ctx, { name: `Fastify floor ${route}`, target: "floor", method: "GET", pid: floor.pid, port: floor.port, requests, countAnswers: false }, ceilingFor(`Fastify floor ${route}`, "GET")));
+      }
+    }
+
     if (options.baselinePg) {
       if (options.store !== "postgres") throw new Error("--baseline-pg needs --store postgres");
       record(await measureBaseline(options, ctx, pinning?.server, main.tenants, ceilingFor("pg baseline", "POST"), checks, cleanups));

@@ -2,9 +2,9 @@
 import type { LoadResult } from "./load.ts";
 
 export interface Measurement {
-  /** Route name, or "ceiling GET" / "ceiling POST" / "pg baseline POST". */
+  /** Route name, or "ceiling GET" / "ceiling POST" / "pg baseline POST" / "Fastify floor <route>". */
   name: string;
-  target: "server" | "ceiling" | "baseline";
+  target: "server" | "ceiling" | "baseline" | "floor";
   method: "GET" | "POST";
   /** Growth phase ("10k items", "1M items"); empty for the main table. */
   phase: string;

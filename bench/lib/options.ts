@@ -26,6 +26,8 @@ export interface BenchOptions {
   against: string | undefined;
   /** With `against`: how many alternating rounds per route. */
   rounds: number;
+  /** Also measure bare Fastify answering Ping and WorkItem/{id} (SQLite only): the framework's floor. */
+  floor: boolean;
 }
 
 export const USAGE = `usage: npm run bench -- [flags]
@@ -45,7 +47,9 @@ export const USAGE = `usage: npm run bench -- [flags]
   --tag NAME                added to the result file names
   --against REV             also build REV's src/ with this harness and measure its server beside this
                             one, route by route in alternating rounds; reports this / REV per route
-  --rounds N                with --against: alternating rounds per route (default 2)`;
+  --rounds N                with --against: alternating rounds per route (default 2)
+  --floor                   also measure bare Fastify answering Ping and WorkItem/{id} with the same
+                            statement and no hooks, auth or schemas (SQLite only): the most a route can reach`;
 
 function positive(name: string, text: string | undefined, fallback: number): number {
   if (text === undefined) return fallback;
@@ -76,6 +80,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       tag: { type: "string" },
       against: { type: "string" },
       rounds: { type: "string" },
+      floor: { type: "boolean", default: false },
       help: { type: "boolean", default: false },
     },
   });
@@ -96,6 +101,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     });
   if (values.tag !== undefined && !/^[A-Za-z0-9._-]{1,40}$/.test(values.tag)) throw new Error("--tag may hold letters, digits, . _ - only");
   if (values.against !== undefined && !/^[A-Za-z0-9._/^~-]{1,80}$/.test(values.against)) throw new Error("--against takes a git revision (a commit, branch or tag)");
+  if (values.floor && values.store !== "sqlite") throw new Error("--floor reads the SQLite file: use it with --store sqlite");
   if (values.against !== undefined && (values.profile || values.growth)) throw new Error("--against measures the routes only: leave out --profile and --growth");
   return {
     store: values.store,
@@ -114,5 +120,6 @@ export function parseOptions(argv: string[]): BenchOptions {
     tag: values.tag,
     against: values.against,
     rounds: Math.round(positive("rounds", values.rounds, 2)),
+    floor: values.floor,
   };
 }

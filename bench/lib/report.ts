@@ -123,7 +123,7 @@ export function svgChart(report: BenchReport): string {
   // p99 spans orders of magnitude (a bare server's 2 ms, a 50-item page's 200 ms): log scale from 0.5 ms.
   const logScale = (ms: number) => Math.log10(Math.max(ms, 0.5) / 0.5) / Math.log10(maxP99 / 0.5);
   const chartLabel = (m: Measurement) => (m.target === "ceiling" ? `└ ceiling ${m.method} (paired)` : label(m));
-  const colour = (m: Measurement) => (m.target === "ceiling" ? "#9aa5b1" : m.target === "baseline" ? "#d08c60" : "#2f6fb0");
+  const colour = (m: Measurement) => ({ ceiling: "#9aa5b1", baseline: "#d08c60", floor: "#6a9f58", server: "#2f6fb0" })[m.target];
   const parts: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="Helvetica, Arial, sans-serif" font-size="12">`,
     `<rect width="100%" height="100%" fill="#ffffff"/>`,
@@ -161,7 +161,7 @@ export function svgChart(report: BenchReport): string {
     [1, 10, 100, 1000].filter((at) => at <= maxP99).map((at) => ({ at, label: `${at} ms` })),
     logScale,
   );
-  parts.push(`<text x="12" y="${height - 10}" font-size="11" fill="#555">blue: this service; grey: bare node:http ceiling; orange: plain pg pool baseline</text>`);
+  parts.push(`<text x="12" y="${height - 10}" font-size="11" fill="#555">blue: this service; grey: bare node:http ceiling; orange: plain pg pool baseline; green: bare Fastify floor</text>`);
   parts.push("</svg>");
   return `${parts.join("\n")}\n`;
 }

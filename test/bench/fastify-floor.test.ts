@@ -1,0 +1,50 @@
+// The bench's Fastify floor stands for the cheapest WorkItem/{id} a Fastify service can answer:
+// that holds only while it sends what the real route sends, with the same statement.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { test } from "node:test";
+import { launch, REPO_ROOT } from "../../scripts/lib/processes.ts";
+import { sqliteBackend } from "../helpers/backends.ts";
+import { createTestApp } from "../helpers/test-app.ts";
+
+const ITEM = {
+  customerReference: "FLOOR-1",
+  productName: { sendValue: "RUNDVEEMEST", documentValue: "Rundveemest, vloeibaar" },
+  destinationCountry: { sendValue: "DE" },
+  exportDate: "2027-03-01T08:00:00Z",
+  senderChamberOfCommerceNo: { sendValue: "12345678" },
+  receiverChamberOfCommerceNo: { sendValue: "87654321" },
+  plannedLoad: 31.5,
+};
+
+test("the bench's Fastify floor answers Ping and WorkItem/{id} with the real routes' bodies", async () => {
+  const testApp = await createTestApp(sqliteBackend);
+  // Under tsx, the floor's imports of dist/…/x.js resolve to src/…/x.ts.
+  const floor = launch(process.execPath, ["--import", "tsx", join(REPO_ROOT, "bench", "servers", "fastify-floor.mjs"), "0", testApp.databaseUrl.slice("sqlite:".length), join(REPO_ROOT, "src")]);
+  try {
+    const tenant = await testApp.tenant(5);
+    const other = await testApp.tenant(6);
+    const headers = { authorization: `Bearer ${tenant.token}` };
+    const added = await testApp.app.inject({ method: "POST", url: "/api/AuthorityRvdm/AddWorkItemCreate", headers, payload: ITEM });
+    assert.equal(added.statusCode, 200, added.body);
+    const { workItemId } = added.json<{ workItemId: number }>();
+    const real = await testApp.app.inject({ method: "GET", url: `/api/AuthorityRvdm/WorkItem/${workItemId}`, headers });
+    assert.equal(real.statusCode, 200, real.body);
+
+    const port = Number(await floor.waitForLine("the floor to listen", (line) => /^listening (\d+)$/.exec(line)?.[1], 30_000));
+    const base = `http://127.0.0.1:${port}/api/AuthorityRvdm`;
+    const item = await fetch(`${base}/WorkItem/${workItemId}`, { headers });
+    assert.equal(item.status, 200);
+    assert.equal(item.headers.get("content-type"), real.headers["content-type"]);
+    assert.equal(await item.text(), real.body);
+    // The company comes from the token: another company's token finds nothing.
+    assert.equal((await fetch(`${base}/WorkItem/${workItemId}`, { headers: { authorization: `Bearer ${other.token}` } })).status, 404);
+    // Pong's text changes each second: the same form, so the same length, is what matters.
+    const pong = /^Pong --> [A-Z][a-z]+day, \d{1,2} [A-Z][a-z]+ \d{4} \d\d:\d\d:\d\d$/;
+    assert.match(await (await fetch(`${base}/Ping`, { headers })).text(), pong);
+    assert.match((await testApp.app.inject({ method: "GET", url: "/api/AuthorityRvdm/Ping", headers })).body, pong);
+  } finally {
+    await floor.kill();
+    await testApp.close();
+  }
+});
