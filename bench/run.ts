@@ -231,8 +231,8 @@ async function main(): Promise<number> {
     if (options.floor) {
       const floor = await startHelperServer("fastify-floor.mjs", [main.store.databaseUrl.slice("sqlite:".length), join(ROOT, "dist")], pinning?.server);
       cleanups.push(async () => void (await floor.stop()));
-      log("Fastify floor: bare Fastify, no hooks, auth or schemas, the store's own statement for WorkItem/{id}");
-      for (const route of ["Ping", "WorkItem"] as const) {
+      log("Fastify floor: bare Fastify, no hooks, auth or schemas, reading through the store");
+      for (const route of ["Ping", "WorkItem", "WorkItems"] as const) {
         const requests = templatesFor(route, main.tenants);
         record(await measure(ctx, { name: `Fastify floor ${route}`, target: "floor", method: "GET", pid: floor.pid, port: floor.port, requests, countAnswers: false }, ceilingFor(`Fastify floor ${route}`, "GET")));
       }

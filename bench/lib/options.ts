@@ -26,7 +26,7 @@ export interface BenchOptions {
   against: string | undefined;
   /** With `against`: how many alternating rounds per route. */
   rounds: number;
-  /** Also measure bare Fastify answering Ping and WorkItem/{id} (SQLite only): the framework's floor. */
+  /** Also measure bare Fastify answering Ping, WorkItem/{id} and WorkItems through the store (SQLite only): the framework's floor. */
   floor: boolean;
 }
 
@@ -48,8 +48,8 @@ export const USAGE = `usage: npm run bench -- [flags]
   --against REV             also build REV's src/ with this harness and measure its server beside this
                             one, route by route in alternating rounds; reports this / REV per route
   --rounds N                with --against: alternating rounds per route (default 2)
-  --floor                   also measure bare Fastify answering Ping and WorkItem/{id} with the same
-                            statement and no hooks, auth or schemas (SQLite only): the most a route can reach`;
+  --floor                   also measure bare Fastify answering Ping, WorkItem/{id} and WorkItems through
+                            the store, with no hooks, auth or schemas (SQLite only): the most a route can reach`;
 
 function positive(name: string, text: string | undefined, fallback: number): number {
   if (text === undefined) return fallback;

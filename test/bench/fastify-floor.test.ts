@@ -17,7 +17,7 @@ const ITEM = {
   plannedLoad: 31.5,
 };
 
-test("the bench's Fastify floor answers Ping and WorkItem/{id} with the real routes' bodies", async () => {
+test("the bench's Fastify floor answers Ping, WorkItem/{id} and WorkItems with the real routes' bodies", async () => {
   const testApp = await createTestApp(sqliteBackend);
   // Under tsx, the floor's imports of dist/…/x.js resolve to src/…/x.ts.
   const floor = launch(process.execPath, ["--import", "tsx", join(REPO_ROOT, "bench", "servers", "fastify-floor.mjs"), "0", testApp.databaseUrl.slice("sqlite:".length), join(REPO_ROOT, "src")]);
@@ -25,9 +25,12 @@ test("the bench's Fastify floor answers Ping and WorkItem/{id} with the real rou
     const tenant = await testApp.tenant(5);
     const other = await testApp.tenant(6);
     const headers = { authorization: `Bearer ${tenant.token}` };
-    const added = await testApp.app.inject({ method: "POST", url: "/api/AuthorityRvdm/AddWorkItemCreate", headers, payload: ITEM });
-    assert.equal(added.statusCode, 200, added.body);
-    const { workItemId } = added.json<{ workItemId: number }>();
+    let workItemId = 0;
+    for (const reference of ["FLOOR-1", "FLOOR-2", "FLOOR-3"]) {
+      const added = await testApp.app.inject({ method: "POST", url: "/api/AuthorityRvdm/AddWorkItemCreate", headers, payload: { ...ITEM, customerReference: reference } });
+      assert.equal(added.statusCode, 200, added.body);
+      workItemId = added.json<{ workItemId: number }>().workItemId;
+    }
     const real = await testApp.app.inject({ method: "GET", url: `/api/AuthorityRvdm/WorkItem/${workItemId}`, headers });
     assert.equal(real.statusCode, 200, real.body);
 
@@ -39,6 +42,15 @@ test("the bench's Fastify floor answers Ping and WorkItem/{id} with the real rou
     assert.equal(await item.text(), real.body);
     // The company comes from the token: another company's token finds nothing.
     assert.equal((await fetch(`${base}/WorkItem/${workItemId}`, { headers: { authorization: `Bearer ${other.token}` } })).status, 404);
+    // A page with a next cursor, and the page that cursor leads to.
+    const firstPage = await testApp.app.inject({ method: "GET", url: "/api/AuthorityRvdm/WorkItems?limit=2", headers });
+    const { nextCursor } = firstPage.json<{ nextCursor: string }>();
+    assert.ok(nextCursor);
+    for (const query of ["limit=2", `limit=2&cursor=${nextCursor}`]) {
+      const real = await testApp.app.inject({ method: "GET", url: `/api/AuthorityRvdm/WorkItems?${query}`, headers });
+      const page = await fetch(`${base}/WorkItems?${query}`, { headers });
+      assert.equal(await page.text(), real.body, query);
+    }
     // Pong's text changes each second: the same form, so the same length, is what matters.
     const pong = /^Pong --> [A-Z][a-z]+day, \d{1,2} [A-Z][a-z]+ \d{4} \d\d:\d\d:\d\d$/;
     assert.match(await (await fetch(`${base}/Ping`, { headers })).text(), pong);

@@ -42,8 +42,13 @@ export function workItemOperations(db: DatabasePort): WorkItemOperations {
     async listWorkItemsJson(companyId, query) {
       const { statement, values } = listWorkItemsStatement(companyId, query, "json");
       const rows = await db.all<ViewRow>(statement, values);
-      const page = await Promise.all(rows.map(async (row) => ({ workItemId: Number(row.work_item_id), json: row.view ?? (await viewText(companyId, row)) })));
-      return page.filter((item): item is { workItemId: number; json: string } => item.json !== undefined);
+      const page: Array<{ workItemId: number; json: string }> = [];
+      // Almost every row comes with its view; only the rare one the database leaves to the mapper waits.
+      for (const row of rows) {
+        const json = row.view ?? (await viewText(companyId, row));
+        if (json !== undefined) page.push({ workItemId: Number(row.work_item_id), json });
+      }
+      return page;
     },
 
     cancelWorkItem(companyId, workItemId, now) {
