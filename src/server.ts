@@ -7,6 +7,8 @@
  * Split roles scale out on PostgreSQL. On the embedded SQLite store they still work on one host
  * (WAL: writers from several processes take turns on the file lock), so the process only warns.
  */
+// First, before anything else loads: see the module for why.
+import "./lib/tick-object-shape.ts";
 import { buildApp } from "./app.ts";
 import { ConfigError, loadConfig, type Config } from "./config.ts";
 import { createLogger } from "./logger.ts";
