@@ -8,11 +8,13 @@
 // usage: node fastify-floor.mjs PORT SQLITE_PATH DIST_DIR
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import Fastify from "fastify";
 
 const [port = "0", sqlitePath, distDir] = process.argv.slice(2);
 if (!sqlitePath || !distDir) throw new Error("usage: node fastify-floor.mjs PORT SQLITE_PATH DIST_DIR");
 const fromDist = (path) => import(pathToFileURL(join(distDir, path)).href);
+// Before anything else, as the server does (src/lib/tick-object-shape.ts).
+await fromDist("lib/tick-object-shape.js");
+const { default: Fastify } = await import("fastify");
 const { openStore } = await fromDist("store/open-store.js");
 const { createPongText } = await fromDist("surfaces/shared/ping.js");
 const { decodeCursor, encodeCursor } = await fromDist("surfaces/shared/keyset-cursor.js");
