@@ -5,17 +5,8 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { launch, REPO_ROOT } from "../../scripts/lib/processes.ts";
 import { sqliteBackend } from "../helpers/backends.ts";
-import { createTestApp } from "../helpers/test-app.ts";
+import { createTestApp, validWorkItem } from "../helpers/test-app.ts";
 
-const ITEM = {
-  customerReference: "FLOOR-1",
-  productName: { sendValue: "RUNDVEEMEST", documentValue: "Rundveemest, vloeibaar" },
-  destinationCountry: { sendValue: "DE" },
-  exportDate: "2027-03-01T08:00:00Z",
-  senderChamberOfCommerceNo: { sendValue: "12345678" },
-  receiverChamberOfCommerceNo: { sendValue: "87654321" },
-  plannedLoad: 31.5,
-};
 
 test("the bench's Fastify floor answers Ping, WorkItem/{id} and WorkItems with the real routes' bodies", async () => {
   const testApp = await createTestApp(sqliteBackend);
@@ -27,7 +18,7 @@ test("the bench's Fastify floor answers Ping, WorkItem/{id} and WorkItems with t
     const headers = { authorization: `Bearer ${tenant.token}` };
     let workItemId = 0;
     for (const reference of ["FLOOR-1", "FLOOR-2", "FLOOR-3"]) {
-      const added = await testApp.app.inject({ method: "POST", url: "/api/AuthorityRvdm/AddWorkItemCreate", headers, payload: { ...ITEM, customerReference: reference } });
+      const added = await testApp.app.inject({ method: "POST", url: "/api/AuthorityRvdm/AddWorkItemCreate", headers, payload: validWorkItem({ customerReference: reference }) });
       assert.equal(added.statusCode, 200, added.body);
       workItemId = added.json<{ workItemId: number }>().workItemId;
     }
