@@ -55,7 +55,7 @@ for (const backend of await availableBackends()) {
       adapter.submit({ idempotencyKey: key, workType: "AuthorityRvdm", request: { n: key } });
 
     test("a call that ends hands its slot to the next waiting call of its kind: one grant for three calls, one in flight at a time", () =>
-      withGate({ latencyMs: 100, outage: false }, { AUTHORITY_MAX_CONCURRENCY: "1" }, async (gate, counts, stats) => {
+      withGate({ latencyMs: 250, outage: false }, { AUTHORITY_MAX_CONCURRENCY: "1" }, async (gate, counts, stats) => {
         const answers = await Promise.all(["k1", "k2", "k3"].map((key) => gate.call("submit", submit(key))));
         assert.equal(answers.filter((answer) => answer !== BREAKER_OPEN).length, 3);
         assert.deepEqual(counts, { handedOver: 2, refused: 0, granted: 1 });
@@ -64,12 +64,16 @@ for (const backend of await availableBackends()) {
       }));
 
     test("a call that opens the breaker hands nothing on: the call waiting for its slot is not made", () =>
-      withGate({ latencyMs: 50, outage: true }, { AUTHORITY_MAX_CONCURRENCY: "1", AUTHORITY_BREAKER_FAILURES: "1", AUTHORITY_BREAKER_SECONDS: "3600" }, async (gate, counts, stats) => {
+      withGate({ latencyMs: 200, outage: true }, { AUTHORITY_MAX_CONCURRENCY: "1", AUTHORITY_BREAKER_FAILURES: "1", AUTHORITY_BREAKER_SECONDS: "3600" }, async (gate, counts, stats) => {
         const [first, second] = await Promise.allSettled([gate.call("submit", submit("k1")), gate.call("submit", submit("k2"))]);
         assert.equal(first.status, "rejected", "the authority was down");
         assert.deepEqual(second, { status: "fulfilled", value: BREAKER_OPEN });
         assert.equal(stats().requests, 1, "only the call that opened the breaker");
-        assert.deepEqual(counts, { handedOver: 0, refused: 1, granted: 1 });
+        assert.equal(counts.handedOver, 0);
+        assert.equal(counts.granted, 1);
+        // The store refuses the hand-over when the second call waits by then (the usual case); on a
+        // loaded machine its first ask may still be on its way, and then no hand-over is asked for.
+        assert.ok(counts.refused <= 1, `refused ${counts.refused}`);
       }));
   });
 }
