@@ -17,7 +17,8 @@ await fromDist("lib/tick-object-shape.js");
 const { default: Fastify } = await import("fastify");
 const { openStore } = await fromDist("store/open-store.js");
 const { createPongText } = await fromDist("surfaces/shared/ping.js");
-const { decodeCursor, encodeCursor } = await fromDist("surfaces/shared/keyset-cursor.js");
+const { decodeCursor } = await fromDist("surfaces/shared/keyset-cursor.js");
+const { workItemPageText } = await fromDist("surfaces/authority-rvdm/list-work-items.js");
 
 const store = await openStore({ kind: "sqlite", path: sqlitePath });
 const pongText = createPongText(process.env.TZ ?? "UTC");
@@ -40,10 +41,7 @@ app.get("/api/AuthorityRvdm/WorkItems", async (request, reply) => {
   const limit = Number(request.query.limit ?? 50);
   const cursor = request.query.cursor;
   const items = await store.listWorkItemsJson(companyOf(request), { limit: limit + 1, beforeWorkItemId: cursor === undefined ? undefined : decodeCursor(cursor) });
-  const hasMore = items.length > limit;
-  if (hasMore) items.length = limit;
-  const nextCursor = hasMore ? encodeCursor(items[items.length - 1].workItemId) : null;
-  return reply.type(JSON_TYPE).send(`{"items":[${items.map((item) => item.json).join(",")}],"nextCursor":${JSON.stringify(nextCursor)}}`);
+  return reply.type(JSON_TYPE).send(workItemPageText(items, limit));
 });
 
 const address = await app.listen({ port: Number(port), host: "127.0.0.1" });

@@ -10,7 +10,7 @@ import { createCanonicalizer } from "../../http/compat.ts";
 import { guardedResponses } from "../../http/problem-schema.ts";
 import { PositiveId } from "../shared/ids.ts";
 import { toInstant } from "../shared/instant.ts";
-import { decodeCursor, encodeCursor } from "../shared/keyset-cursor.ts";
+import { decodeCursor, keysetPage } from "../shared/keyset-cursor.ts";
 import { JSON_TEXT_TYPE } from "../shared/json-text.ts";
 
 const DEFAULT_LIMIT = 50;
@@ -56,12 +56,16 @@ export function register(app: FastifyInstance, ctx: AppContext): void {
         beforeWorkItemId: cursor === undefined ? undefined : decodeCursor(cursor),
         limit: limit + 1,
       });
-      const hasMore = items.length > limit;
-      if (hasMore) items.length = limit;
-      const last = items[items.length - 1];
-      const nextCursor = hasMore && last ? encodeCursor(last.workItemId) : null;
-      // A WorkItemPage of views as the database wrote them (store/core/item-json.ts).
-      return reply.type(JSON_TEXT_TYPE).send(`{"items":[${items.map((item) => item.json).join(",")}],"nextCursor":${JSON.stringify(nextCursor)}}`);
+      return reply.type(JSON_TEXT_TYPE).send(workItemPageText(items, limit));
     },
   });
+}
+
+/**
+ * A WorkItemPage of views as the database wrote them (store/core/item-json.ts), from the rows
+ * read with `limit + 1`. The bench's Fastify floor builds its pages with it too.
+ */
+export function workItemPageText(items: Array<{ workItemId: number; json: string }>, limit: number): string {
+  const page = keysetPage(items, limit, (item) => item.workItemId);
+  return `{"items":[${page.rows.map((item) => item.json).join(",")}],"nextCursor":${JSON.stringify(page.nextCursor)}}`;
 }
