@@ -13,7 +13,7 @@ import { KeyStatusCache } from "./auth/key-status.ts";
 import { TokenService } from "./auth/tokens.ts";
 import type { Config } from "./config.ts";
 import { installErrorHandling } from "./errors.ts";
-import { refuseNulInQuery } from "./http/query-text.ts";
+import { refuseUnstorableQuery } from "./http/storable-text.ts";
 import { installJsonParser } from "./http/json-body.ts";
 import { refuseWhileClosing, serverOptions } from "./http/server-options.ts";
 import { lazyChildLoggerFactory } from "./http/request-logger.ts";
@@ -103,7 +103,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   installRequestObservation(app, ctx.metrics);
   app.removeContentTypeParser(["text/plain"]);
   installJsonParser(app);
-  refuseNulInQuery(app);
+  refuseUnstorableQuery(app);
 
   const routePatterns: Array<{ method: string; pattern: RegExp }> = [];
   app.addHook("onRoute", (route) => {

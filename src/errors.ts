@@ -173,7 +173,7 @@ const decodePointer = (segment: string) => segment.replace(/~1/g, "/").replace(/
 function messageFor(item: AjvLikeError): string {
   const params = item.params ?? {};
   const custom = item.parentSchema?.errorMessage;
-  if (custom && (item.keyword === "type" || item.keyword === "pattern")) return custom;
+  if (custom && (item.keyword === "type" || item.keyword === "pattern" || item.keyword === "not")) return custom;
   switch (item.keyword) {
     case "required":
       return "is required";

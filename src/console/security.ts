@@ -8,6 +8,7 @@ import csrfProtection from "@fastify/csrf-protection";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AppContext } from "../app-context.ts";
 import { ApiError } from "../errors.ts";
+import { unstorableText, unstorableTextError } from "../http/storable-text.ts";
 import { serverKey } from "../lib/server-keys.ts";
 import { actionBy, mayAct, REASON_MAX_LENGTH } from "../operators/roles.ts";
 import type { Operator, OperatorAction } from "../store/store.ts";
@@ -57,7 +58,9 @@ export async function installConsoleSecurity(app: FastifyInstance, ctx: AppConte
     // A null-prototype record: field names are the client's, "__proto__" included.
     const form: Record<string, string> = Object.create(null) as Record<string, string>;
     for (const [name, value] of new URLSearchParams(String(body))) if (!(name in form)) form[name] = value;
-    done(null, form);
+    const errors = unstorableText(form);
+    if (errors) done(unstorableTextError(errors), undefined);
+    else done(null, form);
   });
 
   app.addHook("onRequest", async (request) => {

@@ -10,7 +10,8 @@ import type { TSchema } from "@sinclair/typebox";
 interface Property {
   name: string;
   rule: Rule;
-  required: boolean;
+  /** An optional property sent as null is absent; a property that may never be sent is refused as null too. */
+  nullMeansAbsent: boolean;
 }
 
 interface ObjectRule {
@@ -35,7 +36,8 @@ function ruleFor(schema: TSchema | undefined): Rule {
     const properties = new Map<string, Property>();
     const exact = new Map<string, Property>();
     for (const [name, child] of Object.entries((schema.properties ?? {}) as Record<string, TSchema>)) {
-      const property = { name, rule: ruleFor(child), required: required.has(name) };
+      const mayNeverBeSent = typeof child.not === "object" && Object.keys(child.not as object).length === 0;
+      const property = { name, rule: ruleFor(child), nullMeansAbsent: !required.has(name) && !mayNeverBeSent };
       properties.set(name.toLowerCase(), property);
       exact.set(name, property);
     }
@@ -57,7 +59,7 @@ function apply(rule: Rule, value: unknown): unknown {
     const child = source[key];
     const known = rule.exact.get(key) ?? rule.properties.get(key.toLowerCase());
     // .NET serialisers write null for unset optional members; it means "absent" there.
-    if (child === null && known && !known.required) continue;
+    if (child === null && known?.nullMeansAbsent) continue;
     const name = known ? known.name : key;
     const converted = apply(known ? known.rule : rule.additional, child);
     // defineProperty, not assignment, for __proto__: it must stay a plain own property.

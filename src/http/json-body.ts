@@ -2,12 +2,13 @@
  * The JSON body parser: Fastify's own (which refuses `__proto__` and `constructor.prototype`
  * keys), behind two checks it does not make. A body must be valid UTF-8 (RFC 8259 §8.1):
  * otherwise the decoder would quietly turn bad bytes into U+FFFD and we would store text the
- * client never sent. And a declared charset other than UTF-8 is refused with 415 rather than
- * misread.
+ * client never sent. A declared charset other than UTF-8 is refused with 415 rather than
+ * misread. And text neither store can hold is refused with 400 (src/http/storable-text.ts).
  */
 import { isUtf8 } from "node:buffer";
 import type { FastifyInstance } from "fastify";
 import { ApiError } from "../errors.ts";
+import { unstorableText, unstorableTextError } from "./storable-text.ts";
 
 const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
 
@@ -66,6 +67,14 @@ export function installJsonParser(app: FastifyInstance): void {
       done(new ApiError("MALFORMED_REQUEST", `The body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`), undefined);
       return;
     }
-    parseJson(request, bytes.toString("utf8"), done);
+    const text = bytes.toString("utf8");
+    // In JSON text U+0000 and a lone surrogate can only be written as a \u escape: a raw NUL is
+    // not valid JSON, and a raw surrogate is not valid UTF-8. Without one, nothing is walked.
+    if (!text.includes("\\u")) return parseJson(request, text, done);
+    parseJson(request, text, (error, value) => {
+      const errors = error ? undefined : unstorableText(value);
+      if (errors) done(unstorableTextError(errors), undefined);
+      else done(error, value);
+    });
   });
 }

@@ -13,15 +13,29 @@ import { ExtraTranslationObject } from "../shared/translation-object.ts";
 import { AuthorityRvdmWorkItemCreate } from "./add-work-item-create.ts";
 import { addFollowUp, followUpFields, FollowUpAddedResponse } from "./document-follow-up.ts";
 
+/**
+ * The create's references and webhook are the integrator's own, not the document's: a change may
+ * not name them (SPEC §15, §20), in any shape, null included, nor as an extra translation object
+ * in another letter case (the canonicaliser binds names case-insensitively, so it is refused too).
+ */
+const NOT_CHANGEABLE = ["customerReference", "documentReference", "webhookUrl"] as const;
+const NotChangeable = Type.Optional(Type.Never({ errorMessage: "cannot be changed; it belongs to the work item, not to its document" }));
+
 /** Any declaration field of a create, each by its own rule; not the create's references or webhook. */
-const DeclarationChanges = Type.Partial(Type.Omit(AuthorityRvdmWorkItemCreate, ["customerReference", "documentReference", "webhookUrl"]), {
+const DeclarationChanges = Type.Object(
+  {
+    ...Type.Partial(Type.Omit(AuthorityRvdmWorkItemCreate, NOT_CHANGEABLE)).properties,
+    ...Object.fromEntries(NOT_CHANGEABLE.map((name) => [name, NotChangeable])),
+  },
+  {
   title: "AuthorityRvdmDeclarationChanges",
   examples: [{ exportDate: "2026-12-02T08:00:00Z", plannedLoad: 28 }],
   additionalProperties: ExtraTranslationObject,
   minProperties: 1,
   errorMessage: { minProperties: "must change at least one field" },
   description: "the declaration fields to change, each checked as AddWorkItemCreate checks it; extra translation objects included",
-});
+  },
+);
 
 export const AuthorityRvdmWorkItemChange = Type.Object(
   { ...followUpFields, changes: DeclarationChanges },

@@ -15,14 +15,10 @@ import { BooleanTranslationObject, ExtraTranslationObject, TranslationObject } f
 import { deadlineFor, toUtcIso } from "../../domain/deadline.ts";
 import { guardedResponses } from "../../http/problem-schema.ts";
 
-
-/** References are stored as text columns, which in PostgreSQL cannot hold U+0000 or a lone surrogate. */
-const PLAIN_TEXT = { pattern: "^[^\\u0000\\uD800-\\uDFFF]*$", errorMessage: "must not contain U+0000 or unpaired surrogate characters" };
-
 export const AuthorityRvdmWorkItemCreate = Type.Object(
   {
-    customerReference: Type.String({ minLength: 1, maxLength: 100, ...PLAIN_TEXT, description: "your reference for this item", examples: ["ORDER-2026-0042"] }),
-    documentReference: Type.Optional(Type.String({ maxLength: 100, ...PLAIN_TEXT, examples: ["DOC-77"] })),
+    customerReference: Type.String({ minLength: 1, maxLength: 100, description: "your reference for this item", examples: ["ORDER-2026-0042"] }),
+    documentReference: Type.Optional(Type.String({ maxLength: 100, examples: ["DOC-77"] })),
     webhookUrl: Type.Optional(
       Type.String({
         format: "uri",

@@ -16,8 +16,6 @@ export const AuthorityRvdmWorkItemWithdraw = Type.Object(
     reason: Type.String({
       minLength: 1,
       maxLength: 500,
-      pattern: "^[^\\u0000\\uD800-\\uDFFF]*$",
-      errorMessage: "must be 1 to 500 characters, without U+0000 or unpaired surrogate characters",
       description: "why the document is withdrawn, as the Authority is told",
       examples: ["The transport was called off."],
     }),

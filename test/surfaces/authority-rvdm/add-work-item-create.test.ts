@@ -199,19 +199,20 @@ for (const backend of await availableBackends()) {
       assert.equal(listed.length, 1);
     });
 
-    test("references PostgreSQL text cannot hold are a 400; the same characters inside the request are kept", async () => {
+    test("text PostgreSQL cannot hold is a 400 wherever it is, references and translation objects alike (SPEC §20)", async () => {
       const before = await t.countRows();
       for (const customerReference of ["nul\u0000byte", "lone\ud800surrogate"]) {
-        const response = await add(validWorkItem({ customerReference, documentReference: "ok\udfff" }));
+        const response = await add(validWorkItem({ customerReference, documentReference: "ok\udfff", requestNo: { sendValue: "nul\u0000inside" } }));
         assert.equal(response.statusCode, 400, `${JSON.stringify(customerReference)}: ${response.body}`);
-        assert.ok(problem(response).errors?.customerReference && problem(response).errors?.documentReference);
+        const errors = problem(response).errors;
+        assert.ok(errors?.customerReference && errors.documentReference && errors["requestNo.sendValue"], response.body);
       }
       assert.deepEqual(await t.countRows(), before);
-      const kept = await add(validWorkItem({ customerReference: "emoji 🐄 ok", requestNo: { sendValue: "nul\u0000inside" } }));
+      const kept = await add(validWorkItem({ customerReference: "emoji 🐄 ok", requestNo: { sendValue: "\u202e right-to-left" } }));
       assert.equal(kept.statusCode, 200, kept.body);
       const item = await t.store.getWorkItem(tenant.companyId, kept.json<{ workItemId: number }>().workItemId);
       assert.equal(item?.customerReference, "emoji 🐄 ok");
-      assert.deepEqual(item?.request.requestNo, { sendValue: "nul\u0000inside" });
+      assert.deepEqual(item?.request.requestNo, { sendValue: "\u202e right-to-left" });
     });
 
     test("refuses a bad Idempotency-Key", async () => {
