@@ -47,6 +47,7 @@ export const EnvSchema = Type.Object({
   BOT_RETRY_MAX_MS: Int(1, 86_400_000, 1_800_000, "longest retry delay between two authority attempts"),
   AUTHORITY_URL: Type.Optional(Type.String({ pattern: "^https?://.+", description: "authority adapter endpoint; unset = built-in simulator" })),
   AUTHORITY_TIMEOUT_MS: Int(1, 600_000, 10_000, "how long one authority call may take before it counts as a transient failure"),
+  AUTHORITY_ABANDON_MS: Int(1, 3_600_000, 60_000, "how long a call that timed out keeps its connection, and its share of the authority's capacity, for the late answer (at least AUTHORITY_TIMEOUT_MS)"),
   AUTHORITY_SIM_HOST: Type.String({ minLength: 1, default: "127.0.0.1", description: "where `npm run authority-sim` listens" }),
   AUTHORITY_SIM_PORT: Int(0, 65535, 8090, "port of `npm run authority-sim` (the built-in simulator always takes a free loopback port)"),
   AUTHORITY_SIM_LATENCY_MS: Int(0, 600_000, 0, "simulator: delay before each answer"),
@@ -130,6 +131,7 @@ export interface Config {
   botRetryMaxMs: number;
   authorityUrl: string | undefined;
   authorityTimeoutMs: number;
+  authorityAbandonMs: number;
   authorityMaxConcurrency: number;
   /** 0 = no limit. */
   authorityMaxRps: number;
@@ -223,6 +225,9 @@ export function loadConfig(source: EnvSource = process.env, overrides: Partial<E
   checkCron(env.BOT_SCHEDULE);
   checkLeaseOutlastsCall("BOT_LEASE_SECONDS", env.BOT_LEASE_SECONDS, "AUTHORITY_TIMEOUT_MS", env.AUTHORITY_TIMEOUT_MS);
   checkLeaseOutlastsCall("WEBHOOK_LEASE_SECONDS", env.WEBHOOK_LEASE_SECONDS, "WEBHOOK_TIMEOUT_MS", env.WEBHOOK_TIMEOUT_MS);
+  if (given.has("AUTHORITY_ABANDON_MS") && env.AUTHORITY_ABANDON_MS < env.AUTHORITY_TIMEOUT_MS) {
+    throw new ConfigError(`AUTHORITY_ABANDON_MS: ${env.AUTHORITY_ABANDON_MS} ms must be at least AUTHORITY_TIMEOUT_MS (${env.AUTHORITY_TIMEOUT_MS} ms)`);
+  }
   const store = parseStoreLocation(env.DATABASE_URL, env.DATABASE_POOL_SIZE);
   return Object.freeze({
     port: env.PORT,
@@ -248,6 +253,8 @@ export function loadConfig(source: EnvSource = process.env, overrides: Partial<E
     botRetryMaxMs: Math.max(env.BOT_RETRY_MAX_MS, env.BOT_RETRY_BASE_MS),
     authorityUrl: env.AUTHORITY_URL,
     authorityTimeoutMs: env.AUTHORITY_TIMEOUT_MS,
+    // Left at its default, it follows a longer AUTHORITY_TIMEOUT_MS.
+    authorityAbandonMs: Math.max(env.AUTHORITY_ABANDON_MS, env.AUTHORITY_TIMEOUT_MS),
     authorityMaxConcurrency: env.AUTHORITY_MAX_CONCURRENCY,
     authorityMaxRps: env.AUTHORITY_MAX_RPS,
     authorityBreakerFailures: env.AUTHORITY_BREAKER_FAILURES,

@@ -45,6 +45,16 @@ test("BOT_CLAIM_SIZE defaults to AUTHORITY_MAX_CONCURRENCY", () => {
   assert.equal(loadConfig({ AUTHORITY_MAX_CONCURRENCY: "3", BOT_CLAIM_SIZE: "12" }).botClaimSize, 12);
 });
 
+test("AUTHORITY_ABANDON_MS is at least AUTHORITY_TIMEOUT_MS: refused below it when set, raised to it when left at its default", () => {
+  assert.equal(loadConfig({}).authorityAbandonMs, 60_000);
+  assert.equal(loadConfig({ AUTHORITY_TIMEOUT_MS: "90000" }).authorityAbandonMs, 90_000);
+  assert.equal(loadConfig({ AUTHORITY_TIMEOUT_MS: "2000", AUTHORITY_ABANDON_MS: "2000" }).authorityAbandonMs, 2000);
+  assert.throws(
+    () => loadConfig({ AUTHORITY_TIMEOUT_MS: "5000", AUTHORITY_ABANDON_MS: "4000" }),
+    (error: unknown) => error instanceof ConfigError && error.message === "AUTHORITY_ABANDON_MS: 4000 ms must be at least AUTHORITY_TIMEOUT_MS (5000 ms)",
+  );
+});
+
 test("values are converted from their text", () => {
   const config = loadConfig({ PORT: "9000", WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", DATABASE_URL: "postgres://u@127.0.0.1/db", ROLE: "worker" });
   assert.equal(config.port, 9000);

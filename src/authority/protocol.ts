@@ -69,6 +69,22 @@ export class AuthorityUnavailableError extends Error implements RetryableError {
   readonly retryable = true;
 }
 
+/**
+ * The Authority did not answer within AUTHORITY_TIMEOUT_MS. The attempt has failed, but the
+ * Authority may still be working on it, so its connection stays open until `connectionEnded`
+ * (its answer, or AUTHORITY_ABANDON_MS): until then the call still counts against the
+ * Authority's capacity (SPEC §20). Its late answer is not used.
+ */
+export class AuthorityTimeoutError extends AuthorityUnavailableError {
+  override name = "AuthorityTimeoutError";
+  constructor(
+    message: string,
+    readonly connectionEnded: Promise<void>,
+  ) {
+    super(message);
+  }
+}
+
 /** The Authority refused the call itself (an unexpected 4xx): calling again will not help. */
 export class AuthorityProtocolError extends Error implements RetryableError {
   override name = "AuthorityProtocolError";

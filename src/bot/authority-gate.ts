@@ -14,7 +14,7 @@
  * slot instead of a release, a wake-up and a grant of several statements.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { AuthorityMisconfiguredError, type AuthorityAdapter } from "../authority/protocol.ts";
+import { AuthorityMisconfiguredError, AuthorityTimeoutError, type AuthorityAdapter } from "../authority/protocol.ts";
 import type { Config } from "../config.ts";
 import { isRetryable } from "../lib/backoff.ts";
 import { signal, Wakeup } from "../lib/concurrency.ts";
@@ -27,7 +27,7 @@ export const BREAKER_OPEN = Symbol("the authority's circuit breaker is open");
 
 export type GateConfig = Pick<
   Config,
-  "authorityMaxConcurrency" | "authorityMaxRps" | "authorityBreakerFailures" | "authorityBreakerSeconds" | "authorityTimeoutMs"
+  "authorityMaxConcurrency" | "authorityMaxRps" | "authorityBreakerFailures" | "authorityBreakerSeconds" | "authorityTimeoutMs" | "authorityAbandonMs"
 >;
 
 export interface AuthorityGate {
@@ -247,6 +247,8 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
         settle();
         return BREAKER_OPEN;
       }
+      /** Set when the call timed out with its connection still open: the slot stays taken until it ends. */
+      let connectionEnded: Promise<void> | undefined;
       try {
         const waitMs = slot.sendAtMs - clock().getTime();
         if (waitMs > 0) {
@@ -262,6 +264,7 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
             await change("open", error.message);
             return BREAKER_OPEN;
           }
+          if (error instanceof AuthorityTimeoutError) connectionEnded = error.connectionEnded;
           await afterAnswer(isRetryable(error) ? "transient" : "answered", probe);
           throw error;
         });
@@ -269,7 +272,8 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
         return answer;
       } finally {
         settle();
-        if (probe || !(await handOver(kind, slot.slot, holder))) {
+        if (connectionEnded) void holdWhileConnected(slot, holder, connectionEnded);
+        else if (probe || !(await handOver(kind, slot.slot, holder))) {
           await store.releaseAuthoritySlot(authority, slot.slot, holder).catch(() => undefined);
           slotFreed.wake();
         }
@@ -297,6 +301,18 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
     breakerState: () => breaker.state,
     breakerReason: () => (breaker.state === "closed" ? null : (breaker.reason ?? null)),
   };
+
+  /**
+   * A call that timed out keeps its slot while its connection is open (SPEC §20): the authority
+   * is still working on it. The connection ends at the latest `authorityAbandonMs` after it was
+   * sent, so the store holds the slot that long (and frees it then if this process died).
+   */
+  async function holdWhileConnected(slot: { slot: number; sendAtMs: number }, holder: string, connectionEnded: Promise<void>): Promise<void> {
+    await store.holdAuthoritySlot(authority, slot.slot, holder, slot.sendAtMs + config.authorityAbandonMs + SLOT_GRACE_MS).catch(() => undefined);
+    await connectionEnded;
+    await store.releaseAuthoritySlot(authority, slot.slot, holder).catch(() => undefined);
+    slotFreed.wake();
+  }
 
   async function afterAnswer(result: "answered" | "transient", probe: boolean): Promise<void> {
     const next = afterCall({ failuresInARow, probe, state: breaker.state, result }, config.authorityBreakerFailures);

@@ -16,9 +16,9 @@ export interface OpenedAuthority {
   close(): Promise<void>;
 }
 
-export async function openAuthority(config: Pick<Config, "authorityUrl" | "authorityTimeoutMs" | "authoritySim">): Promise<OpenedAuthority> {
+export async function openAuthority(config: Pick<Config, "authorityUrl" | "authorityTimeoutMs" | "authorityAbandonMs" | "authoritySim">): Promise<OpenedAuthority> {
   const sim = config.authorityUrl ? undefined : await startAuthoritySim({ ...config.authoritySim, host: "127.0.0.1", port: 0 });
-  const adapter = createHttpAuthorityAdapter({ baseUrl: config.authorityUrl ?? sim!.url, timeoutMs: config.authorityTimeoutMs });
+  const adapter = createHttpAuthorityAdapter({ baseUrl: config.authorityUrl ?? sim!.url, timeoutMs: config.authorityTimeoutMs, abandonMs: config.authorityAbandonMs });
   return {
     adapter,
     sim,

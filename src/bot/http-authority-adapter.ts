@@ -8,9 +8,11 @@
  * so is any 5xx, 408, 425 or 429.
  */
 import { Agent, request } from "undici";
+import { hardTimeout } from "../lib/hard-timeout.ts";
 import {
   AuthorityMisconfiguredError,
   AuthorityProtocolError,
+  AuthorityTimeoutError,
   AuthorityUnavailableError,
   CHANGES_SUFFIX,
   MISCONFIGURED_STATUSES,
@@ -33,8 +35,10 @@ export const HTTP_AUTHORITY_NAME = "http";
 export interface HttpAuthorityOptions {
   /** e.g. https://authority.example; the registrations path is appended. */
   baseUrl: string;
-  /** One call, connect to last body byte. */
+  /** One call, connect to last body byte: then the attempt has failed. */
   timeoutMs: number;
+  /** How long a call that timed out may keep its connection for the Authority's late answer; at least `timeoutMs`. */
+  abandonMs?: number;
 }
 
 /** Statuses that say "not now" rather than "no". */
@@ -45,18 +49,37 @@ type Body = Record<string, unknown> | undefined;
 export function createHttpAuthorityAdapter(options: HttpAuthorityOptions): AuthorityAdapter {
   const url = `${options.baseUrl.replace(/\/+$/, "")}${REGISTRATIONS_PATH}`;
   const agent = new Agent({ connect: { timeout: options.timeoutMs }, keepAliveTimeout: 10_000 });
+  const abandonMs = Math.max(options.timeoutMs, options.abandonMs ?? options.timeoutMs);
 
-  /** One call; transient trouble is thrown, any other answer returned with its parsed body. */
+  /**
+   * One call; transient trouble is thrown, any other answer returned with its parsed body. At
+   * `timeoutMs` the attempt fails with AuthorityTimeoutError, but the exchange goes on until the
+   * Authority answers or `abandonMs` has passed: closing the connection would not stop the
+   * Authority's work, only hide it from the capacity limit (SPEC §20).
+   */
   async function call(target: string, init: { method: "GET" | "POST"; headers?: Record<string, string>; body?: string }): Promise<{ status: number; body: Body }> {
-    let status: number;
-    let text: string;
+    const abandon = hardTimeout(abandonMs);
+    const exchange = (async () => {
+      const response = await request(target, { ...init, dispatcher: agent, signal: abandon.signal });
+      return { status: response.statusCode, text: await response.body.text() };
+    })();
+    const connectionEnded = exchange.then(
+      () => undefined,
+      () => undefined,
+    );
+    void connectionEnded.then(abandon.clear);
+    const patience = hardTimeout(options.timeoutMs);
+    const timedOut = new Promise<"timedOut">((resolve) => patience.signal.addEventListener("abort", () => resolve("timedOut"), { once: true }));
+    let answer: { status: number; text: string } | "timedOut";
     try {
-      const response = await request(target, { ...init, dispatcher: agent, signal: AbortSignal.timeout(options.timeoutMs) });
-      status = response.statusCode;
-      text = await response.body.text();
+      answer = await Promise.race([exchange, timedOut]);
     } catch (error) {
       throw new AuthorityUnavailableError(`the Authority did not answer: ${describe(error)}`, { cause: error });
+    } finally {
+      patience.clear();
     }
+    if (answer === "timedOut") throw new AuthorityTimeoutError(`the Authority did not answer within ${options.timeoutMs} ms`, connectionEnded);
+    const { status, text } = answer;
     if (status >= 500 || TRANSIENT_STATUS.has(status)) throw new AuthorityUnavailableError(`the Authority answered ${status}`);
     return { status, body: parseJson(text) };
   }
@@ -106,7 +129,8 @@ export function createHttpAuthorityAdapter(options: HttpAuthorityOptions): Autho
     change: ({ idempotencyKey, applicationNumber, changes }) => amend(`${url}/${encodeURIComponent(applicationNumber)}${CHANGES_SUFFIX}`, idempotencyKey, { changes }),
     withdraw: ({ idempotencyKey, applicationNumber, reason }) => amend(`${url}/${encodeURIComponent(applicationNumber)}${WITHDRAWAL_SUFFIX}`, idempotencyKey, { reason }),
 
-    close: () => agent.close(),
+    // Destroyed, not closed: a call that timed out may still wait on its connection, for up to abandonMs.
+    close: () => agent.destroy(),
   };
 
   /** A change or withdrawal: accepted, or rejected for good (an unknown application included). */

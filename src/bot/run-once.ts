@@ -28,6 +28,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Config } from "../config.ts";
 import { isRetryable, nextAttemptAt, type BackoffPolicy } from "../lib/backoff.ts";
 import { forEachConcurrently, Wakeup } from "../lib/concurrency.ts";
+import { hardTimeout } from "../lib/hard-timeout.ts";
 import { StoreUnavailableError } from "../store/errors.ts";
 import type { DueItem, ItemOutcome, ItemToPoll, Store } from "../store/store.ts";
 import { originalClosed } from "../domain/follow-ups.ts";
@@ -311,11 +312,13 @@ async function timeOr(waitMs: number, other: Promise<unknown>, signal?: AbortSig
     await other;
     return false;
   }
-  const waited = new AbortController();
-  const stop = signal ? AbortSignal.any([waited.signal, signal]) : waited.signal;
-  const timedOut = await Promise.race([sleep(Math.max(0, waitMs), true, { signal: stop }).catch(() => false), other.then(() => false)]);
-  waited.abort();
-  return timedOut;
+  const wait = hardTimeout(Math.max(0, waitMs), signal);
+  const ended = new Promise<boolean>((resolve) => wait.signal.addEventListener("abort", () => resolve(signal?.aborted !== true), { once: true }));
+  try {
+    return await Promise.race([ended, other.then(() => false)]);
+  } finally {
+    wait.clear();
+  }
 }
 
 /**

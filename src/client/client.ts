@@ -12,6 +12,7 @@
  *   a second item.
  */
 import { randomUUID } from "node:crypto";
+import { hardTimeout } from "../lib/hard-timeout.ts";
 import { errorFromResponse, WorkItemNetworkError, type WorkItemApiError } from "./errors.ts";
 import { EventStream, type EventStreamOptions } from "./event-stream.ts";
 import { backoffDelay, IDEMPOTENCY_IN_FLIGHT_TYPE, parseRetryAfter, RETRYABLE_STATUSES, sleep } from "./retry.ts";
@@ -330,13 +331,21 @@ export class WorkItemClient {
     const headers: Record<string, string> = { accept: "application/json, text/plain;q=0.9, application/problem+json;q=0.8", ...spec.headers };
     if (token !== undefined) headers.authorization = `Bearer ${token}`;
     if (spec.body !== undefined) headers["content-type"] = "application/json";
-    const timeout = AbortSignal.timeout(this.timeoutMs);
-    return this.fetchImpl(url, {
-      method: spec.method,
-      headers,
-      body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
-      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-    });
+    const deadline = hardTimeout(this.timeoutMs, signal);
+    try {
+      const response = await this.fetchImpl(url, {
+        method: spec.method,
+        headers,
+        body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
+        signal: deadline.signal,
+      });
+      // The timeout covers the whole answer, its last byte included, so the body is read here,
+      // while the deadline holds; every answer of this API is small.
+      const body = await response.arrayBuffer();
+      return new Response(body.byteLength === 0 ? null : body, { status: response.status, statusText: response.statusText, headers: response.headers });
+    } finally {
+      deadline.clear();
+    }
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import type { LookupAddress } from "node:dns";
 import { Agent, request } from "undici";
+import { hardTimeout } from "../lib/hard-timeout.ts";
 import type { ResolvedAddress } from "./address-guard.ts";
 
 export interface SendResult {
@@ -31,22 +32,23 @@ export async function sendWebhook(
   stop?: AbortSignal,
 ): Promise<SendResult> {
   const agent = new Agent({ connect: { lookup: pinnedLookup(pinned), timeout: timeoutMs } });
-  const deadline = stop ? AbortSignal.any([AbortSignal.timeout(timeoutMs), stop]) : AbortSignal.timeout(timeoutMs);
+  const deadline = hardTimeout(timeoutMs, stop);
   try {
     const response = await request(url, {
       method: "POST",
       dispatcher: agent,
       headers: { ...signed.headers, "user-agent": "work-item-api-webhooks/1" },
       body: signed.body,
-      signal: deadline,
+      signal: deadline.signal,
     });
     // The status line alone is no answer: a receiver that sends 200 and then trickles its body
     // has not finished. Only an answer whose last byte arrives before the deadline counts; its
     // bytes are of no use to us and are dropped as they come.
     for await (const chunk of response.body) void chunk;
-    deadline.throwIfAborted();
+    deadline.signal.throwIfAborted();
     return { httpStatus: response.statusCode };
   } finally {
+    deadline.clear();
     await agent.destroy();
   }
 }

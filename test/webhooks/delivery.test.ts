@@ -167,6 +167,14 @@ for (const backend of await availableBackends()) {
         d.wake();
         await receiver.waitForRequests(1, 5000);
         await d.stop();
+        // Stopped: neither a wake-up nor its poll sends the next delivery, which waits for the next dispatcher.
+        await complete();
+        d.wake();
+        await sleep(300);
+        assert.equal(receiver.requests.length, 1, "a stopped dispatcher sends nothing more");
+        const summary = await dispatcher().deliverDue();
+        assert.equal(summary.delivered, 1, JSON.stringify(summary));
+        assert.equal(receiver.requests.length, 2);
       }));
   });
 }

@@ -27,6 +27,7 @@ type BotOperations = Pick<
   | "closeAuthorityBreaker"
   | "takeAuthoritySlot"
   | "handOverAuthoritySlot"
+  | "holdAuthoritySlot"
   | "releaseAuthoritySlot"
 >;
 
@@ -201,6 +202,10 @@ export function botOperations(db: DatabasePort): BotOperations {
     async handOverAuthoritySlot(authority, { slot, from, to, kind, nowMs, holdMs, marginMs, maxConcurrency }) {
       const handed = await db.run(FILING_SQL.handOverSlot, [authority, slot, from, to, kind, nowMs + holdMs, nowMs + marginMs, nowMs, maxConcurrency]);
       return handed === 1;
+    },
+
+    async holdAuthoritySlot(authority, slot, holder, heldUntilMs) {
+      await db.run(FILING_SQL.holdSlot, [authority, slot, holder, heldUntilMs]);
     },
 
     async releaseAuthoritySlot(authority, slot, holder) {

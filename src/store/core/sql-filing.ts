@@ -328,6 +328,10 @@ export const FILING_SQL = {
              OR $5 = 'submit' AND (SELECT count(*) FROM authority_slots s
                   WHERE s.authority = $1 AND s.kind = $5 AND s.holder IS NOT NULL AND s.held_until_ms > $8 AND s.slot <= $9) < $9)`,
   ),
+  holdSlot: statement(
+    "hold_authority_slot",
+    "UPDATE authority_slots SET held_until_ms = $4 WHERE authority = $1 AND slot = $2 AND holder = $3",
+  ),
   releaseSlot: statement(
     "release_authority_slot",
     "UPDATE authority_slots SET holder = NULL, kind = NULL, held_until_ms = 0 WHERE authority = $1 AND slot = $2 AND holder = $3",

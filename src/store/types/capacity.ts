@@ -62,6 +62,11 @@ export interface CapacityStore {
    * and `to` asks with `takeAuthoritySlot`.
    */
   handOverAuthoritySlot(authority: string, handOver: SlotHandOver): Promise<boolean>;
+  /**
+   * Keeps slot `slot` taken by `holder` until `heldUntilMs` (a call that timed out while its
+   * connection stays open, SPEC §20); nothing when it is no longer the holder.
+   */
+  holdAuthoritySlot(authority: string, slot: number, holder: string, heldUntilMs: number): Promise<void>;
   /** Frees a slot `holder` took; nothing when it is no longer the holder. */
   releaseAuthoritySlot(authority: string, slot: number, holder: string): Promise<void>;
 
