@@ -58,7 +58,7 @@ export async function createAppContext(
   const tokens = new TokenService({ secret, issuer: config.jwtIssuer, audience: config.jwtAudience, ttlSeconds: config.tokenTtlSeconds });
   const keyStatus = new KeyStatusCache(store);
   const loginKeys = new KeyStatusCache(store);
-  const rateLimits = createRateLimits(config, logger);
+  const rateLimits = createRateLimits(config, logger, (surface, outcome) => metrics.signInAttempts.inc({ surface, outcome }));
   await rateLimits.ready();
   const guard = createBearerGuard(tokens, keyStatus, operatorTokenRefusal);
   const tenantLimit = rateLimits.tenant;

@@ -38,6 +38,8 @@ export interface Metrics {
   readonly httpRequestDuration: RequestDurationHistogram;
   readonly workItemsCreated: Counter<"work_type">;
   readonly tokensIssued: Counter;
+  /** Labels: surface (api, console), outcome (succeeded, failed, refused). */
+  readonly signInAttempts: Counter<"surface" | "outcome">;
   readonly botRuns: Counter<"outcome">;
   readonly botLastLap: Gauge;
   readonly botItemOutcomes: Counter<"outcome">;
@@ -85,6 +87,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const tokensIssued = new Counter({
     name: `${METRIC_PREFIX}tokens_issued_total`,
     help: "Bearer tokens issued by POST /api/Login/Authenticate",
+    registers: [registry],
+  });
+  const signInAttempts = new Counter({
+    name: `${METRIC_PREFIX}sign_in_attempts_total`,
+    help: "API logins and console sign-ins by outcome: succeeded, failed (secret or password checked and wrong) and refused (429 before any check)",
+    labelNames: ["surface", "outcome"] as const,
     registers: [registry],
   });
   const botRuns = new Counter({
@@ -166,6 +174,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     httpRequestDuration,
     workItemsCreated,
     tokensIssued,
+    signInAttempts,
     botRuns,
     botLastLap,
     botItemOutcomes,

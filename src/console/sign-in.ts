@@ -49,7 +49,7 @@ export function registerSignIn(app: FastifyInstance, ctx: AppContext): void {
     try {
       signedIn = await ctx.operatorAuth.signIn(email, password);
     } catch (error) {
-      await attempt.settle("undecided");
+      await attempt.settle(error instanceof ApiError && error.code === "RATE_LIMITED" ? "refused" : "undecided");
       throw error;
     }
     if (!signedIn) {

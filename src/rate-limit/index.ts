@@ -2,7 +2,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "../config.ts";
 import { createLimiterFactory } from "./limiters.ts";
-import { LoginThrottle } from "./login-throttle.ts";
+import { LoginThrottle, type SignInOutcome } from "./login-throttle.ts";
 import { createTenantLimit, type TenantLimit } from "./tenant-limit.ts";
 
 export interface RateLimits {
@@ -21,12 +21,15 @@ export interface RateLimits {
   close(): Promise<void>;
 }
 
-export function createRateLimits(config: Config, logger: FastifyBaseLogger): RateLimits {
+/** Counts each sign-in attempt by where it came and what became of it (the metric). */
+export type SignInCounter = (surface: "api" | "console", outcome: SignInOutcome) => void;
+
+export function createRateLimits(config: Config, logger: FastifyBaseLogger, countSignIn: SignInCounter = () => {}): RateLimits {
   const factory = createLimiterFactory(config.redisUrl, logger);
   return {
     mode: factory.mode,
-    login: new LoginThrottle(factory, config.loginFailuresPerMinute),
-    operatorSignIn: new LoginThrottle(factory, config.loginFailuresPerMinute, "operator-signin-fail"),
+    login: new LoginThrottle(factory, config.loginFailuresPerMinute, "login-fail", (outcome) => countSignIn("api", outcome)),
+    operatorSignIn: new LoginThrottle(factory, config.loginFailuresPerMinute, "operator-signin-fail", (outcome) => countSignIn("console", outcome)),
     tenant: createTenantLimit(factory, config.rateLimitTenantRps, config.rateLimitTenantBurst),
     ready: () => factory.ready(),
     close: () => factory.close(),

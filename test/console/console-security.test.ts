@@ -9,6 +9,7 @@ import { describe, test } from "node:test";
 import { createOperatorAccount, disableOperatorAccount } from "../../src/operators/accounts.ts";
 import { availableBackends, type Backend } from "../helpers/backends.ts";
 import { ConsoleClient, setCookies, signedInClient } from "../helpers/console-session.ts";
+import { metricValue } from "../helpers/prometheus.ts";
 import { bearer, createTestApp, validWorkItem, type TestApp } from "../helpers/test-app.ts";
 
 const HOSTILE = `<script>alert("x")</script><img src=x onerror=alert(1)>`;
@@ -212,6 +213,25 @@ for (const backend of await availableBackends()) {
         assert.ok(Number(limited.headers["retry-after"]) >= 1);
         assert.ok(!setCookies(limited).has("console_session"));
         assert.equal((await new ConsoleClient(t.app).signIn(other.email, other.password)).statusCode, 303, "another operator's right password from the same address");
+      }));
+
+    test("a sign-in flood from one address hashes at most twice the limit of passwords, then refuses before hashing (SPEC §20)", () =>
+      withConsole(backend, async (t) => {
+        const target = await operator(t, "admin", "flooded@example.com");
+        const checked = async () => {
+          const text = (await t.app.inject({ url: "/metrics" })).body;
+          return metricValue(text, "work_item_api_sign_in_attempts_total", { surface: "console", outcome: "failed" });
+        };
+        const flooder = new ConsoleClient(t.app);
+        const statuses = new Map<number, number>();
+        const tally = (status: number) => statuses.set(status, (statuses.get(status) ?? 0) + 1);
+        for (let i = 0; i < 60; i++) tally((await flooder.signIn(target.email, `flood-${i}-xxxxxxxxxx`)).statusCode);
+        for (let i = 0; i < 60; i++) tally((await flooder.signIn(`nobody-${i}@example.com`, `flood-${i}-xxxxxxxxxx`)).statusCode);
+        assert.deepEqual(Object.fromEntries(statuses), { 401: 10, 429: 110 });
+        assert.equal(await checked(), 20, "ten on the target, ten more on fresh e-mails, then no password was hashed");
+        const refused = await flooder.signIn(`nobody-x@example.com`, "flood-x-xxxxxxxxxx");
+        assert.equal(refused.statusCode, 429);
+        assert.match(refused.body, /Too many failed sign-ins/);
       }));
   });
 }

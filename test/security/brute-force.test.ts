@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { availableBackends } from "../helpers/backends.ts";
+import { metricValue } from "../helpers/prometheus.ts";
 import { createTestApp, problem, type TestApp, type Tenant } from "../helpers/test-app.ts";
 
 const LOGIN = "/api/Login/Authenticate";
@@ -68,6 +69,28 @@ for (const backend of await availableBackends()) {
       assert.equal((await login("192.0.2.200", wrong(key, 100))).statusCode, 401, "a clean address gets one try");
       assert.equal((await login("192.0.2.200", wrong(key, 101))).statusCode, 429, "and no second one");
       assert.equal((await login("192.0.2.10", wrong("wia_603_0123456789abcdef"))).statusCode, 401, "other keys from that address are not affected");
+    });
+
+    test("a flood from one address is refused before any secret is checked, on one key or on many (SPEC §20)", async () => {
+      const signIns = async () => {
+        const text = (await t.app.inject({ url: "/metrics" })).body;
+        return { failed: metricValue(text, "work_item_api_sign_in_attempts_total", { surface: "api", outcome: "failed" }), refused: metricValue(text, "work_item_api_sign_in_attempts_total", { surface: "api", outcome: "refused" }) };
+      };
+      const target = (await t.tenant(621)).apiKey;
+      let before = await signIns();
+      const oneKey: number[] = [];
+      for (let i = 0; i < 100; i++) oneKey.push((await login("203.0.113.200", wrong(target, i))).statusCode);
+      assert.deepEqual(oneKey, [...Array(10).fill(401), ...Array(90).fill(429)]);
+      let after = await signIns();
+      assert.deepEqual({ failed: after.failed - before.failed, refused: after.refused - before.refused }, { failed: 10, refused: 90 }, "only the ten within the limit were checked");
+
+      before = after;
+      const manyKeys: number[] = [];
+      for (let i = 0; i < 100; i++) manyKeys.push((await login("203.0.113.201", wrong(`wia_${700 + i}_0123456789abcdef`, i))).statusCode);
+      after = await signIns();
+      // Ten 401s, then ten more checked (a clean key from an address over its limit: 429 after the check), then none.
+      assert.deepEqual(manyKeys, [...Array(10).fill(401), ...Array(90).fill(429)]);
+      assert.deepEqual({ failed: after.failed - before.failed, refused: after.refused - before.refused }, { failed: 20, refused: 80 }, "at most twice the limit checked, however many keys");
     });
 
     test("concurrent guesses cannot slip past the limit", async () => {
