@@ -12,7 +12,6 @@
  *   a second item.
  */
 import { randomUUID } from "node:crypto";
-import { hardTimeout } from "../lib/hard-timeout.ts";
 import { errorFromResponse, WorkItemNetworkError, type WorkItemApiError } from "./errors.ts";
 import { EventStream, type EventStreamOptions } from "./event-stream.ts";
 import { backoffDelay, IDEMPOTENCY_IN_FLIGHT_TYPE, parseRetryAfter, RETRYABLE_STATUSES, sleep } from "./retry.ts";
@@ -331,20 +330,27 @@ export class WorkItemClient {
     const headers: Record<string, string> = { accept: "application/json, text/plain;q=0.9, application/problem+json;q=0.8", ...spec.headers };
     if (token !== undefined) headers.authorization = `Bearer ${token}`;
     if (spec.body !== undefined) headers["content-type"] = "application/json";
-    const deadline = hardTimeout(this.timeoutMs, signal);
+    // A plain timer, which the event loop holds until it fires: AbortSignal.timeout() inside
+    // AbortSignal.any() can be garbage-collected first, and the call then never times out.
+    const attempt = new AbortController();
+    const timer = setTimeout(() => attempt.abort(new DOMException(`The operation was aborted due to timeout (${this.timeoutMs} ms)`, "TimeoutError")), this.timeoutMs);
+    const stop = () => attempt.abort(signal?.reason);
+    if (signal?.aborted) stop();
+    signal?.addEventListener("abort", stop, { once: true });
     try {
       const response = await this.fetchImpl(url, {
         method: spec.method,
         headers,
         body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
-        signal: deadline.signal,
+        signal: attempt.signal,
       });
       // The timeout covers the whole answer, its last byte included, so the body is read here,
-      // while the deadline holds; every answer of this API is small.
+      // while the timer holds; every answer of this API is small.
       const body = await response.arrayBuffer();
       return new Response(body.byteLength === 0 ? null : body, { status: response.status, statusText: response.statusText, headers: response.headers });
     } finally {
-      deadline.clear();
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", stop);
     }
   }
 }

@@ -3,7 +3,7 @@
  * only weakly, so that signal, kept alive by nothing but an `AbortSignal.any()` or the request it
  * limits, can be garbage-collected before it fires; the call then waits for ever (Node issue
  * 57736). A plain timer is held by the event loop until it fires or is cleared, and it holds the
- * controller it aborts. No dependencies: the SDK uses it too.
+ * controller it aborts. (The SDK, which imports nothing of the server, has its own few lines.)
  */
 export interface HardTimeout {
   /** Aborts with a TimeoutError after the time, or with `parent`'s reason when that aborts first. */
@@ -14,7 +14,7 @@ export interface HardTimeout {
 
 export function hardTimeout(timeoutMs: number, parent?: AbortSignal): HardTimeout {
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new DOMException(`no answer within ${timeoutMs} ms`, "TimeoutError")), timeoutMs);
+  const timer = setTimeout(() => controller.abort(new DOMException(`The operation was aborted due to timeout (${timeoutMs} ms)`, "TimeoutError")), timeoutMs);
   const onParentAbort = () => {
     clearTimeout(timer);
     controller.abort(parent!.reason);
