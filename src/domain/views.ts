@@ -19,6 +19,7 @@
  * types from them.
  */
 import { Type, type Static, type TNull, type TSchema, type TUnion, type TUnsafe } from "@sinclair/typebox";
+import { ITEM_ERROR_CODES, type ItemErrorCode } from "./item-errors.ts";
 
 export const WORK_TYPE_AUTHORITY_RVDM = "AuthorityRvdm";
 /** Every work type the bot files; VlmMad has only its Ping so far. */
@@ -101,7 +102,14 @@ export type DocumentChangeResult = Static<typeof DocumentChangeResult>;
 
 export const WorkItemError = Type.Object(
   {
-    code: Type.String({ examples: ["AUTHORITY_REJECTED"] }),
+    code: Type.Unsafe<ItemErrorCode>({
+      type: "string",
+      enum: Object.keys(ITEM_ERROR_CODES),
+      description: Object.entries(ITEM_ERROR_CODES)
+        .map(([code, meaning]) => `${code}: ${meaning}`)
+        .join("; "),
+      examples: ["AUTHORITY_REJECTED"],
+    }),
     message: Type.String({ examples: ["The Authority rejected the item."] }),
     details: Type.Array(FieldReason),
   },

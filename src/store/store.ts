@@ -18,11 +18,12 @@
  *
  * The interface is made of one part per area, each with its types in a file of types/:
  * accounts.ts (companies and keys), intake.ts (adds and reads), bot.ts (the filing queue),
- * capacity.ts (the authority's slots and breaker), webhooks.ts, events.ts (the feed),
+ * capacity.ts (the authority's slots), breaker.ts (its circuit breaker), webhooks.ts, events.ts (the feed),
  * operators.ts and operations.ts (what operators read and do). Import them from here.
  */
 import type { AccountsStore } from "./types/accounts.ts";
 import type { BotStore } from "./types/bot.ts";
+import type { BreakerStore } from "./types/breaker.ts";
 import type { CapacityStore } from "./types/capacity.ts";
 import type { EventsStore } from "./types/events.ts";
 import type { IntakeStore } from "./types/intake.ts";
@@ -32,6 +33,7 @@ import type { WebhooksStore } from "./types/webhooks.ts";
 
 export type * from "./types/accounts.ts";
 export type * from "./types/bot.ts";
+export type * from "./types/breaker.ts";
 export type * from "./types/capacity.ts";
 export type * from "./types/events.ts";
 export type * from "./types/intake.ts";
@@ -52,7 +54,7 @@ export interface StoreFlags {
 }
 
 /** The whole store: what it is and how to reach it, and the operations of every area. */
-export interface Store extends AccountsStore, IntakeStore, BotStore, CapacityStore, WebhooksStore, EventsStore, OperatorsStore, OperationsStore {
+export interface Store extends AccountsStore, IntakeStore, BotStore, CapacityStore, BreakerStore, WebhooksStore, EventsStore, OperatorsStore, OperationsStore {
   readonly kind: "sqlite" | "postgres";
   readonly flags: StoreFlags;
 

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import Database from "better-sqlite3";
+import { CAPACITY_SQL } from "../../src/store/core/sql-capacity.ts";
 import { FILING_SQL } from "../../src/store/core/sql-filing.ts";
 import { openSqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 import { prepareIntakeStatements } from "../../src/store/sqlite/intake-statements.ts";
@@ -36,7 +37,7 @@ test("cross-company statements are allowed only by name", () => {
 });
 
 test("the authority's capacity is not tenant data, but only statements on its own tables are let through as such", () => {
-  const capacity = [FILING_SQL.ensureCapacity, FILING_SQL.lockCapacity, FILING_SQL.capacitySlots, FILING_SQL.takeSlot, FILING_SQL.releaseSlot, FILING_SQL.setCapacity];
+  const capacity = Object.values(CAPACITY_SQL);
   const texts = capacity.flatMap((s) => (typeof s.text === "string" ? [s.text] : [s.text(sqliteDialect), s.text(postgresDialect)]));
   assert.ok(texts.every((text) => !/\bcompany_id\b/.test(text)), "none of them names a company");
   // Alone they would fail the check ("no tenant statement was recorded"); with a scoped one they pass.

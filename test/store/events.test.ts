@@ -23,7 +23,7 @@ recordStoreStatements();
 
 const at = (seconds: number) => new Date(Date.UTC(2026, 10, 21, 12, 0, seconds)).toISOString();
 const result = { registrationNumber: "RVDM-2026-1", registeredAt: at(30) };
-const rejected = { code: "AUTHORITY_REJECTED", message: "no", details: [{ field: "exportDate", message: "in the past" }] };
+const rejected = { code: "AUTHORITY_REJECTED" as const, message: "no", details: [{ field: "exportDate", message: "in the past" }] };
 
 async function addItem(store: Store, companyId: number, webhookUrl: string | null, deadlineAt?: string): Promise<number> {
   return (await addItems(store, companyId, 1, webhookUrl, deadlineAt ? [deadlineAt] : []))[0]!.workItemId;

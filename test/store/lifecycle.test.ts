@@ -66,7 +66,7 @@ for (const backend of await availableBackends()) {
       await queueAll(store, at(1));
       assert.deepEqual(idsOf(await claim(store, "w", { now: 2, lease: 60 })), idsOf(first));
       const result = { registrationNumber: "R-1", registeredAt: at(3) };
-      const error = { code: "AUTHORITY_REJECTED", message: "no", details: [] };
+      const error = { code: "AUTHORITY_REJECTED" as const, message: "no", details: [] };
       assert.equal(await store.recordItemOutcome(held(first[0]!.workItemId), { kind: "succeeded", result }, { now: at(3) }), true);
       assert.equal(await store.recordItemOutcome(held(first[1]!.workItemId), { kind: "failed", error }, { now: at(3) }), true);
       assert.equal((await store.getWorkBatch(3, first[0]!.workBatchId))?.status, "Completed");
@@ -129,7 +129,7 @@ for (const backend of await availableBackends()) {
       assert.equal(await store.recordItemOutcome({ companyId: 1, workItemId: ids[0]!, owner: "w3" }, { kind: "succeeded", result }, { now: at(46) }), false, "an id of another company");
 
       assert.equal(await store.recordItemOutcome(held("w3", ids[0]!), { kind: "succeeded", result }, { now: at(47) }), true);
-      const error = { code: "AUTHORITY_REJECTED", message: "no", details: [{ field: "senderChamberOfCommerceNo", message: "8 digits" }] };
+      const error = { code: "AUTHORITY_REJECTED" as const, message: "no", details: [{ field: "senderChamberOfCommerceNo", message: "8 digits" }] };
       assert.equal(await store.recordItemOutcome(held("w3", ids[1]!), { kind: "failed", error }, { now: at(47) }), true);
       // w2's lease ran out at 50, but nobody took its item over: its claim still holds.
       assert.equal(await store.recordItemOutcome(held("w2", ids[2]!), { kind: "retried", nextAttemptAt: at(90), lastError: "503" }, { now: at(52) }), true);
@@ -148,7 +148,7 @@ for (const backend of await availableBackends()) {
       assert.deepEqual(await claim(store, "w4", { now: 89, lease: 120 }), []);
       const due = await claim(store, "w4", { now: 90, lease: 120 });
       assert.deepEqual(due.map((i) => [i.workItemId, i.attempts]), [[ids[2], 1]]);
-      const unavailable = { code: "AUTHORITY_UNAVAILABLE", message: "down", details: [] };
+      const unavailable = { code: "AUTHORITY_UNAVAILABLE" as const, message: "down", details: [] };
       assert.equal(await store.recordItemOutcome(held("w4", ids[2]!), { kind: "failed", error: unavailable, transient: true, lastError: "503" }, { now: at(92) }), true);
       assert.equal((await store.getWorkItem(2, ids[2]!))?.attempts, 2);
       const batch = await store.getWorkBatch(2, batchId);
@@ -244,7 +244,7 @@ for (const backend of await availableBackends()) {
       assert.deepEqual((await polls("w1", 80)).map((i) => [i.workItemId, i.polls]), [[ids[0], 2]]);
       const result = { registrationNumber: "RVDM-2026-X", registeredAt: at(81) };
       assert.equal(await store.recordItemOutcome(held("w1", ids[0]!), { kind: "succeeded", result }, { now: at(81) }), true);
-      const rejected = { code: "AUTHORITY_REJECTED", message: "no", details: [{ field: "exportDate", message: "in the past" }] };
+      const rejected = { code: "AUTHORITY_REJECTED" as const, message: "no", details: [{ field: "exportDate", message: "in the past" }] };
       assert.equal(await store.recordItemOutcome(held("w1", ids[1]!), { kind: "failed", decided: true, error: rejected }, { now: at(64) }), true);
       assert.equal(await store.recordItemOutcome(held("w1", ids[2]!), { kind: "pending", nextPollAt: at(140), lastError: null }, { now: at(64) }), true);
       assert.equal(await store.recordItemOutcome(held("w2", ids[3]!), { kind: "succeeded", result }, { now: at(65) }), true);

@@ -37,7 +37,7 @@ async function failAll(store: Store, seconds: number): Promise<number[]> {
   assert.ok((await queueAll(store, at(seconds))) > 0);
   const items = await claimEverything(store, { owner: "w", now: at(seconds), dueBefore: at(seconds), leaseExpiresAt: at(seconds + 60) });
   for (const item of items) {
-    const error = { code: "AUTHORITY_REJECTED", message: "plannedLoad too high", details: [] };
+    const error = { code: "AUTHORITY_REJECTED" as const, message: "plannedLoad too high", details: [] };
     assert.ok(await store.recordItemOutcome({ companyId: item.companyId, workItemId: item.workItemId, owner: "w" }, { kind: "failed", error, decided: true }, { now: at(seconds + 1) }));
   }
   for (const item of items) assert.equal((await store.getWorkBatch(item.companyId, item.workBatchId))?.status, "Completed");

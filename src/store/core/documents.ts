@@ -14,6 +14,7 @@ import type { AddFollowUpOutcome, FollowUpRefusal, ItemClaim, NewFollowUp } from
 import type { DocumentChangeResult, WorkItemStatus } from "../../domain/views.ts";
 import { DOCUMENT_SQL } from "./sql-documents.ts";
 import { SQL } from "./sql.ts";
+import { countIntoBatch, openBatchFor } from "./batches.ts";
 import { emitPending, recordHistory, transition, type MovedRow, type PendingEvents } from "./transition.ts";
 
 const CLOSED = new Set<WorkItemStatus>(["Cancelled", "Failed", "Withdrawn"]);
@@ -25,7 +26,7 @@ export function addFollowUp(db: DatabasePort, input: NewFollowUp): Promise<AddFo
     const { companyId, now } = input;
     const known = await knownKey(tx, input);
     if (known) return known;
-    const batch = await openBatch(tx, input);
+    const workBatchId = await openBatchFor(tx, input);
     const original = await tx.one<Original>(DOCUMENT_SQL.lockOriginal, [companyId, input.originalWorkItemId]);
     if (!original) return { kind: "originalNotFound" };
     if (original.kind !== "create") return { kind: "notAnOriginal", originalKind: original.kind };
@@ -36,7 +37,7 @@ export function addFollowUp(db: DatabasePort, input: NewFollowUp): Promise<AddFo
     const deadlineAt = notSent ? null : cutoffOf(original, input);
     const inserted = await tx.one<{ work_item_id: number | string }>(DOCUMENT_SQL.insertFollowUp, [
       companyId,
-      batch.workBatchId,
+      workBatchId,
       input.workType,
       input.customerReference,
       input.documentReference,
@@ -48,10 +49,10 @@ export function addFollowUp(db: DatabasePort, input: NewFollowUp): Promise<AddFo
       input.originalWorkItemId,
     ]);
     const workItemId = Number(inserted!.work_item_id);
-    await tx.run(DOCUMENT_SQL.countBatchItem, [companyId, batch.workBatchId]);
+    await countIntoBatch(tx, companyId, workBatchId);
     if (input.idempotency) {
       const { key, requestHash } = input.idempotency;
-      await tx.run(DOCUMENT_SQL.insertIdempotencyKey, [companyId, key, requestHash, batch.workBatchId, workItemId, now]);
+      await tx.run(DOCUMENT_SQL.insertIdempotencyKey, [companyId, key, requestHash, workBatchId, workItemId, now]);
     }
     const noun = input.kind === "change" ? "Change" : "Withdrawal";
     const events: PendingEvents = [];
@@ -70,7 +71,7 @@ export function addFollowUp(db: DatabasePort, input: NewFollowUp): Promise<AddFo
       await recordHistory(tx, companyId, input.originalWorkItemId, now, { kind: input.kind, detail: `${noun} ${workItemId} received; filed once the earlier ones are` });
     }
     await emitPending(tx, events);
-    return { kind: "created", key: { workBatchId: batch.workBatchId, workItemId } };
+    return { kind: "created", key: { workBatchId, workItemId } };
   });
 }
 
@@ -161,18 +162,6 @@ async function knownKey(tx: Queryable, input: NewFollowUp): Promise<AddFollowUpO
   }
   if (row.request_hash !== idempotency.requestHash || row.work_item_id === null || row.work_batch_id === null) return { kind: "keyReused" };
   return { kind: "replayed", key: { workBatchId: Number(row.work_batch_id), workItemId: Number(row.work_item_id) } };
-}
-
-/** The company's Open batch, locked; a full one is closed and a new one opened (as intake does). */
-async function openBatch(tx: Queryable, input: NewFollowUp): Promise<{ workBatchId: number }> {
-  const { companyId, workType, now } = input;
-  for (;;) {
-    const open = await tx.one<{ work_batch_id: number | string; item_count: number | string }>(DOCUMENT_SQL.lockOpenBatch, [companyId, workType]);
-    if (open && Number(open.item_count) < input.batchMaxItems) return { workBatchId: Number(open.work_batch_id) };
-    if (open) await tx.run(DOCUMENT_SQL.closeBatch, [companyId, open.work_batch_id, now]);
-    // Another transaction may open one first: the partial unique index turns ours into nothing, and we look again.
-    await tx.run(DOCUMENT_SQL.insertOpenBatch, [companyId, workType, now]);
-  }
 }
 
 /** Why the original cannot take this change or withdrawal now, if it cannot (SPEC §15). */

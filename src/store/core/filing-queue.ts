@@ -21,9 +21,9 @@
 import type { DatabasePort, Queryable } from "../port.ts";
 import { iso, toDueItem, toItemToPoll, type DueItemRow, type ItemToPollRow } from "../rows.ts";
 import type { CompanyTurn, DueItem, ItemToPoll, Store } from "../store.ts";
-import type { WorkItemError } from "../../domain/views.ts";
+import { itemError } from "../../domain/item-errors.ts";
 import { fileOrder, NO_DEADLINE, servedSeqAt, tierOf, type Lane, type QueuedItem } from "../../scheduler/order.ts";
-import { SQL } from "./sql.ts";
+import { BATCH_SQL } from "./batches.ts";
 import { FILING_SQL } from "./sql-filing.ts";
 import { dropFilingLaneIfEmpty, moved, transition, type MovedRow } from "./transition.ts";
 
@@ -52,14 +52,14 @@ export function filingQueueOperations(db: DatabasePort): FilingQueueOperations {
 
     queueBatches(companyId, now) {
       return db.transaction(async (tx) => {
-        await tx.run(SQL.closeOpenBatches, [companyId, now]);
+        await tx.run(BATCH_SQL.closeOpenBatches, [companyId, now]);
         const batches = await tx.all<{ work_batch_id: Id }>(FILING_SQL.closedBatches, [companyId]);
         for (const { work_batch_id: batchId } of batches) {
           const queued = await tx.run(FILING_SQL.queueBatchItems, [companyId, batchId, now]);
           await failOrphanedFollowUps(tx, companyId, batchId, now);
           // Changes and withdrawals waiting for their original are the batch's to finish too.
           const waiting = await tx.one<{ new_items: number | string }>(FILING_SQL.batchNewItems, [companyId, batchId]);
-          await tx.run(FILING_SQL.takeUpBatch, [companyId, batchId, Math.max(queued, Number(waiting?.new_items ?? 0)), now]);
+          await tx.run(BATCH_SQL.takeUpBatch, [companyId, batchId, Math.max(queued, Number(waiting?.new_items ?? 0)), now]);
           if (queued > 0) await tx.run(FILING_SQL.addBatchLanes, [companyId, batchId, NO_DEADLINE]);
         }
         return batches.length;
@@ -244,7 +244,7 @@ async function serve(tx: Queryable, served: Map<number, number>, nowMs: number):
 
 /** A change or withdrawal of a closed original, taken up (after an operator's retry): it fails, as one waiting would have. */
 async function failOrphanedFollowUps(tx: Queryable, companyId: number, batchId: Id, now: string): Promise<void> {
-  const error: WorkItemError = { code: "ORIGINAL_CLOSED", message: "The original work item is Failed, Cancelled or Withdrawn; this was not filed.", details: [] };
+  const error = itemError("ORIGINAL_CLOSED", "The original work item is Failed, Cancelled or Withdrawn; this was not filed.");
   const rows = await tx.all<MovedRow>(FILING_SQL.failOrphanedFollowUps, [companyId, batchId, JSON.stringify(error), now]);
   rows.sort((a, b) => Number(a.work_item_id) - Number(b.work_item_id));
   await moved(tx, rows, { companyId, now, from: "New", history: [{ kind: "status", status: "Failed", detail: error.message }], event: "workitem.failed" });

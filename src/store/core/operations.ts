@@ -21,6 +21,7 @@ import type {
 } from "../store.ts";
 import { countKeyFor, emptyCounts, type WorkItemStatus } from "../../domain/views.ts";
 import { ITEM_COLUMNS, SQL } from "./sql.ts";
+import { countIntoBatch, openBatchFor } from "./batches.ts";
 import { OPS_SQL } from "./sql-operations.ts";
 import { transition, type HistoryEntry } from "./transition.ts";
 import { listDeliveriesStatement } from "./webhooks.ts";
@@ -86,24 +87,19 @@ const operatorView = (row: WorkItemRow): OperatorWorkItemView => ({ ...toWorkIte
  * full one and opening the next) as intake does, under the same lock on the Open batch.
  */
 async function retryOne(tx: Queryable, companyId: number, workItemId: number, workType: string, batchMaxItems: number, action: OperatorAction) {
-  let open = await tx.one<{ work_batch_id: Id; item_count: Id }>(OPS_SQL.lockOpenBatch, [companyId, workType]);
-  if (open && Number(open.item_count) >= batchMaxItems) {
-    await tx.run(OPS_SQL.closeFullBatch, [companyId, open.work_batch_id, action.at]);
-    open = undefined;
-  }
-  open ??= (await tx.one(OPS_SQL.openBatch, [companyId, workType, action.at])) ?? (await tx.one(OPS_SQL.lockOpenBatch, [companyId, workType]));
+  const workBatchId = await openBatchFor(tx, { companyId, workType, now: action.at, batchMaxItems });
   // The audit entry and the batch's count come before the transition: it appends the event last.
   const current = await tx.one<{ status: string }>(OPS_SQL.lockFailedItem, [companyId, workItemId]);
   if (current?.status !== "Failed") return undefined;
-  await tx.run(OPS_SQL.countIntoBatch, [companyId, open!.work_batch_id]);
+  await countIntoBatch(tx, companyId, workBatchId);
   await audit(tx, action, "workitem.retry", { companyId, workItemId, workType });
-  return transition(tx, OPS_SQL.retryItem, [companyId, workItemId, open!.work_batch_id, action.at], {
+  return transition(tx, OPS_SQL.retryItem, [companyId, workItemId, workBatchId, action.at], {
     companyId,
     now: action.at,
     from: "Failed",
     history: [
       { kind: "operator", detail: "Retry", action },
-      { kind: "status", status: "New", detail: `Back in batch ${open!.work_batch_id}` },
+      { kind: "status", status: "New", detail: `Back in batch ${workBatchId}` },
     ],
     event: "workitem.retried",
   });

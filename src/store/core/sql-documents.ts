@@ -16,17 +16,6 @@ export const DOCUMENT_SQL = {
     "INSERT INTO idempotency_keys (company_id, idempotency_key, request_hash, work_batch_id, work_item_id, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
   ),
 
-  lockOpenBatch: statement(
-    "follow_up_lock_open_batch",
-    (d) => `SELECT work_batch_id, item_count FROM work_batches WHERE company_id = $1 AND work_type = $2 AND status = 'Open'${d.forUpdate}`,
-  ),
-  closeBatch: statement("follow_up_close_batch", "UPDATE work_batches SET status = 'Closed', closed_at = $3 WHERE company_id = $1 AND work_batch_id = $2 AND status = 'Open'"),
-  insertOpenBatch: statement(
-    "follow_up_insert_open_batch",
-    `INSERT INTO work_batches (company_id, work_type, status, created_at) VALUES ($1, $2, 'Open', $3)
-     ON CONFLICT (company_id, work_type) WHERE status = 'Open' DO NOTHING`,
-  ),
-  countBatchItem: statement("follow_up_count_batch_item", "UPDATE work_batches SET item_count = item_count + 1 WHERE company_id = $1 AND work_batch_id = $2"),
 
   /** The original, held until commit, with its batch's state and its withdrawals that have not failed. */
   lockOriginal: statement(

@@ -1,8 +1,7 @@
 /**
- * The statements of the filing queue and the authority's shared capacity (SPEC §14), named and
- * written once for both backends (see ../port.ts). Every statement names its company, except the
- * named reads of the lane tables (filing_lanes, status_lanes: a row per company with work, not
- * per item) and the capacity tables, which are not tenant data.
+ * The statements of the filing queue (SPEC §14), named and written once for both backends (see
+ * ../port.ts). Every statement names its company, except the named reads of the lane tables
+ * (filing_lanes, status_lanes: a row per company with work, not per item).
  */
 import { statement } from "../port.ts";
 import { MOVED_COLUMNS } from "./sql.ts";
@@ -129,13 +128,6 @@ export const FILING_SQL = {
     `UPDATE work_items SET status = 'Failed', error = $3, next_attempt_at = NULL, updated_at = $4, completed_at = $4
       WHERE company_id = $1 AND original_work_item_id = $2 AND status = 'New'
       RETURNING ${MOVED_COLUMNS}`,
-  ),
-  /** Closed → Processing with $3 items to finish, or straight to Completed when it has none. */
-  takeUpBatch: statement(
-    "take_up_batch",
-    `UPDATE work_batches SET status = CASE WHEN $3 = 0 THEN 'Completed' ELSE 'Processing' END, unfinished_items = $3,
-            completed_at = CASE WHEN $3 = 0 THEN $4 ELSE completed_at END
-      WHERE company_id = $1 AND work_batch_id = $2 AND status = 'Closed'`,
   ),
   /** A lane for each work type and deadline of the batch's queued items (or an earlier ready_at for one that exists). */
   addBatchLanes: statement(
@@ -289,55 +281,4 @@ export const FILING_SQL = {
      ON CONFLICT (company_id, status) DO UPDATE SET item_count = company_item_counts.item_count + excluded.item_count`,
   ),
 
-  /** One item of a queued batch finished: the batch completes with its last one. */
-  countFinishedItem: statement(
-    "count_finished_item",
-    `UPDATE work_batches SET unfinished_items = unfinished_items - 1,
-            status = CASE WHEN unfinished_items <= 1 THEN 'Completed' ELSE status END,
-            completed_at = CASE WHEN unfinished_items <= 1 THEN $3 ELSE completed_at END
-      WHERE company_id = $1 AND work_batch_id = $2 AND status = 'Processing' AND unfinished_items IS NOT NULL`,
-  ),
-
-  /** Not tenant data: the authority's capacity row, created once. */
-  ensureCapacity: statement(
-    "ensure_authority_capacity",
-    "INSERT INTO authority_capacity (authority) VALUES ($1) ON CONFLICT (authority) DO NOTHING",
-  ),
-  /** Holds the capacity row: slot grants are decided one at a time, over every process. */
-  lockCapacity: statement(
-    "lock_authority_capacity",
-    (d) => `SELECT next_send_ms, submits_waiting_until_ms, polls_waiting_until_ms FROM authority_capacity WHERE authority = $1${d.forUpdate}`,
-  ),
-  capacitySlots: statement(
-    "authority_slots",
-    "SELECT slot, holder, kind, held_until_ms FROM authority_slots WHERE authority = $1 AND slot <= $2",
-  ),
-  takeSlot: statement(
-    "take_authority_slot",
-    `INSERT INTO authority_slots (authority, slot, holder, kind, held_until_ms) VALUES ($1, $2, $3, $4, $5)
-     ON CONFLICT (authority, slot) DO UPDATE SET holder = excluded.holder, kind = excluded.kind, held_until_ms = excluded.held_until_ms`,
-  ),
-  /** `mayHandOver` (src/scheduler/capacity.ts), the breaker and the holder, in the one write. */
-  handOverSlot: statement(
-    "hand_over_authority_slot",
-    `UPDATE authority_slots SET holder = $4, held_until_ms = $6
-      WHERE authority = $1 AND slot = $2 AND holder = $3 AND kind = $5 AND slot <= $9 AND held_until_ms > $7
-        AND NOT EXISTS (SELECT 1 FROM authority_breakers b WHERE b.authority = $1 AND b.state <> 'closed')
-        AND (NOT EXISTS (SELECT 1 FROM authority_capacity c WHERE c.authority = $1
-                          AND CASE WHEN $5 = 'submit' THEN c.polls_waiting_until_ms ELSE c.submits_waiting_until_ms END > $8)
-             OR $5 = 'submit' AND (SELECT count(*) FROM authority_slots s
-                  WHERE s.authority = $1 AND s.kind = $5 AND s.holder IS NOT NULL AND s.held_until_ms > $8 AND s.slot <= $9) < $9)`,
-  ),
-  holdSlot: statement(
-    "hold_authority_slot",
-    "UPDATE authority_slots SET held_until_ms = $4 WHERE authority = $1 AND slot = $2 AND holder = $3",
-  ),
-  releaseSlot: statement(
-    "release_authority_slot",
-    "UPDATE authority_slots SET holder = NULL, kind = NULL, held_until_ms = 0 WHERE authority = $1 AND slot = $2 AND holder = $3",
-  ),
-  setCapacity: statement(
-    "set_authority_capacity",
-    "UPDATE authority_capacity SET next_send_ms = $2, submits_waiting_until_ms = $3, polls_waiting_until_ms = $4 WHERE authority = $1",
-  ),
 } as const;

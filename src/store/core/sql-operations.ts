@@ -171,22 +171,6 @@ export const OPS_SQL = {
     `INSERT INTO work_item_history (${HISTORY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
   ),
 
-  /** Holds the company's Open batch of the work type: intake appends to it under the same lock. */
-  lockOpenBatch: statement(
-    "lock_open_batch",
-    (d) => `SELECT work_batch_id, item_count FROM work_batches WHERE company_id = $1 AND work_type = $2 AND status = 'Open'${d.forUpdate}`,
-  ),
-  closeFullBatch: statement(
-    "close_full_batch",
-    "UPDATE work_batches SET status = 'Closed', closed_at = $3 WHERE company_id = $1 AND work_batch_id = $2 AND status = 'Open'",
-  ),
-  /** Nothing when another writer opened one meanwhile (the one-Open-batch index); then lock that one. */
-  openBatch: statement(
-    "open_batch",
-    `INSERT INTO work_batches (company_id, work_type, status, item_count, created_at) VALUES ($1, $2, 'Open', 0, $3)
-     ON CONFLICT (company_id, work_type) WHERE status = 'Open' DO NOTHING RETURNING work_batch_id, item_count`,
-  ),
-  countIntoBatch: statement("count_into_batch", "UPDATE work_batches SET item_count = item_count + 1 WHERE company_id = $1 AND work_batch_id = $2"),
   /** Holds a Failed item while it moves to another batch (the batch's count goes up first). */
   lockFailedItem: statement(
     "lock_failed_item",

@@ -7,6 +7,8 @@ import type { DatabasePort } from "../port.ts";
 import type { AddWorkItemOutcome, AddWorkItemsOutcome, NewWorkItem, NewWorkItems, Store, StoreFlags } from "../store.ts";
 import { accountOperations } from "./accounts.ts";
 import { botOperations } from "./bot.ts";
+import { breakerOperations } from "./breaker.ts";
+import { capacityOperations } from "./capacity.ts";
 import { addFollowUp } from "./documents.ts";
 import { eventOperations } from "./events.ts";
 import { filingQueueOperations } from "./filing-queue.ts";
@@ -45,6 +47,8 @@ export function createSqlStore(backend: Backend): Store {
     ...accountOperations(db),
     ...workItemOperations(db),
     ...botOperations(db),
+    ...capacityOperations(db),
+    ...breakerOperations(db),
     ...filingQueueOperations(db),
     ...webhookSecretOperations(db),
     ...webhookOperations(db),

@@ -14,8 +14,6 @@ export const ITEM_COLUMNS = `work_item_id, company_id, work_batch_id, work_type,
   submitted_at, decided_at, deadline_at, kind, original_work_item_id, revision`;
 /** An item's columns and where it stands in the queue, as a change returns them (store/core/transition.ts). */
 export const MOVED_COLUMNS = `${ITEM_COLUMNS}, next_attempt_at, claimed_by, polls`;
-/** Items of a paused work type (SPEC §12.2) are not filed: the bot's statements add this condition. */
-const NOT_PAUSED = "NOT EXISTS (SELECT 1 FROM bot_pauses p WHERE p.work_type = work_batches.work_type)";
 const KEY_COLUMNS = "key_id, company_id, name, created_at, revoked_at";
 const OUTBOX_COLUMNS = "company_id, delivery_id, event_id, work_item_id, event_type, url, attempts, created_at";
 
@@ -106,19 +104,6 @@ export const SQL = {
       WHERE i.company_id = $1 AND i.work_item_id = $2`,
   ),
 
-  /**
-   * The company's non-empty Open batches → Closed. Locked in the order intake locks them (work
-   * type, bytewise), so a close and a group of appends never deadlock.
-   */
-  closeOpenBatches: statement(
-    "close_open_batches",
-    (d) => `WITH open AS (
-       SELECT work_batch_id FROM work_batches
-        WHERE company_id = $1 AND status = 'Open' AND item_count > 0 AND ${NOT_PAUSED}
-        ORDER BY work_type${d.byteOrder}${d.forUpdate})
-     UPDATE work_batches SET status = 'Closed', closed_at = $2
-      WHERE company_id = $1 AND work_batch_id IN (SELECT work_batch_id FROM open) AND status = 'Open'`,
-  ),
   /** The outcomes of a call, each fenced by the claim: only the item's holder ($3) moves it. */
   itemSubmitted: statement(
     "item_submitted",
@@ -270,23 +255,6 @@ export const SQL = {
     `DELETE FROM events WHERE company_id = $1 AND position IN (
        SELECT position FROM events WHERE company_id = $1 AND created_at <= $2 ORDER BY created_at LIMIT $3)`,
   ),
-  /** Not tenant data: the circuit breaker in front of one authority, shared by every process. */
-  getAuthorityBreaker: statement("get_authority_breaker", "SELECT state, until, reason FROM authority_breakers WHERE authority = $1"),
-  openAuthorityBreaker: statement(
-    "open_authority_breaker",
-    `INSERT INTO authority_breakers (authority, state, until, probe_owner, updated_at, reason) VALUES ($1, 'open', $2, NULL, $3, $4)
-     ON CONFLICT (authority) DO UPDATE SET state = 'open', until = excluded.until, probe_owner = NULL, updated_at = excluded.updated_at, reason = excluded.reason`,
-  ),
-  claimAuthorityBreakerProbe: statement(
-    "claim_authority_breaker_probe",
-    `UPDATE authority_breakers SET state = 'halfOpen', until = $3, probe_owner = $2, updated_at = $4
-      WHERE authority = $1 AND state IN ('open', 'halfOpen') AND until <= $4`,
-  ),
-  closeAuthorityBreaker: statement(
-    "close_authority_breaker",
-    "UPDATE authority_breakers SET state = 'closed', until = NULL, probe_owner = NULL, reason = NULL, updated_at = $2 WHERE authority = $1 AND state <> 'closed'",
-  ),
-
   /** Across companies, for the operator's backlog gauge: deliveries still to make, per company. */
   pendingDeliveriesByCompany: statement(
     "pending_deliveries_by_company",

@@ -24,10 +24,11 @@
 import type { Queryable, Statement } from "../port.ts";
 import { iso, type WorkItemRow } from "../rows.ts";
 import type { OperatorAction, WebhookEventType } from "../store.ts";
-import { originalClosed } from "../../domain/follow-ups.ts";
+import { originalClosed } from "../../domain/item-errors.ts";
 import type { WorkItemStatus } from "../../domain/views.ts";
 import { NO_DEADLINE } from "../../scheduler/order.ts";
 import { emitEvents } from "./events.ts";
+import { BATCH_SQL } from "./batches.ts";
 import { FILING_SQL } from "./sql-filing.ts";
 import { OPS_SQL } from "./sql-operations.ts";
 
@@ -159,7 +160,7 @@ async function requeue(tx: Queryable, row: MovedRow, from: WorkItemStatus, now: 
   if (row.status === "Submitted" && !row.claimed_by && nextAttemptAt !== null) {
     await tx.run(FILING_SQL.enterStatusLane, [companyId, row.work_type, nextAttemptAt]);
   }
-  if (TERMINAL.has(row.status) && !TERMINAL.has(from)) await tx.run(FILING_SQL.countFinishedItem, [companyId, row.work_batch_id, now]);
+  if (TERMINAL.has(row.status) && !TERMINAL.has(from)) await tx.run(BATCH_SQL.countFinishedItem, [companyId, row.work_batch_id, now]);
 }
 
 /** A lane's deadline as its key holds it. */

@@ -186,7 +186,7 @@ function appendItem(sql: IntakeStatements, batches: OpenBatches, target: IntakeT
   }
   if (batch && batch.itemCount >= target.batchMaxItems) {
     if (batch.itemCount !== batch.storedCount) sql.setBatchItemCount.run(batch.itemCount, target.companyId, batch.workBatchId);
-    sql.closeBatch.run(now, target.companyId, batch.workBatchId);
+    sql.closeBatch.run({ 1: target.companyId, 2: batch.workBatchId, 3: now });
     batch = undefined;
   }
   if (!batch) {

@@ -1,5 +1,6 @@
 /** The statements of the SQLite intake fast path, prepared once on the writer thread's connection. */
 import type Database from "better-sqlite3";
+import { BATCH_SQL } from "../core/batches.ts";
 
 type IntakeStatementName =
   | "findIdempotencyKey" | "deleteIdempotencyKey" | "insertIdempotencyKey" | "insertIdempotencyAnswer" | "findOpenBatch" | "closeBatch"
@@ -21,7 +22,8 @@ export function prepareIntakeStatements(db: Database.Database): IntakeStatements
       "INSERT INTO idempotency_keys (company_id, idempotency_key, request_hash, response, created_at) VALUES (?, ?, ?, ?, ?)",
     ),
     findOpenBatch: db.prepare("SELECT work_batch_id, item_count FROM work_batches WHERE company_id = ? AND work_type = ? AND status = 'Open'"),
-    closeBatch: db.prepare("UPDATE work_batches SET status = 'Closed', closed_at = ? WHERE company_id = ? AND work_batch_id = ? AND status = 'Open'"),
+    // Named $1, $2, $3 as the core writes it: run with { 1: companyId, 2: workBatchId, 3: now }.
+    closeBatch: db.prepare(BATCH_SQL.closeBatch.text as string),
     insertOpenBatch: db.prepare(
       "INSERT INTO work_batches (company_id, work_type, status, created_at) VALUES (?, ?, 'Open', ?) RETURNING work_batch_id, item_count",
     ),
