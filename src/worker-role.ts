@@ -8,7 +8,7 @@ import type { Config } from "./config.ts";
 import { newWorkerId, openAuthority, type OpenedAuthority } from "./bot/authority.ts";
 import { createAuthorityGate, type AuthorityGate } from "./bot/authority-gate.ts";
 import { runBotOnce, type BotEvents } from "./bot/run-once.ts";
-import { startBotScheduler, type BotScheduler } from "./bot/scheduler.ts";
+import { startBotCron, type BotCron } from "./bot/cron.ts";
 import { sweepEndedDeliveries } from "./retention/delivery-sweep.ts";
 import { sweepExpiredEvents } from "./retention/event-sweep.ts";
 import { sweepExpiredIdempotencyKeys } from "./retention/idempotency-sweep.ts";
@@ -32,7 +32,7 @@ export interface WorkerRole {
   authority: OpenedAuthority;
   /** Capacity and the shared circuit breaker in front of the authority. */
   gate: AuthorityGate;
-  scheduler: BotScheduler;
+  cron: BotCron;
   dispatcher: Dispatcher;
   stop(): Promise<void>;
 }
@@ -60,7 +60,7 @@ export async function startWorkerRole(config: Config, deps: WorkerRoleDeps): Pro
       if (info.result !== "retried") dispatcher.wake();
     },
   };
-  const scheduler = startBotScheduler({
+  const cron = startBotCron({
     schedule: config.botSchedule,
     logger,
     run: (signal) =>
@@ -72,7 +72,7 @@ export async function startWorkerRole(config: Config, deps: WorkerRoleDeps): Pro
         logger,
         events: botEvents,
         signal,
-        nextPassAt: () => scheduler.nextRunAt(),
+        nextPassAt: () => cron.nextRunAt(),
         // Housekeeping rides on the bot's passes (and a long pass's laps): bounded, and a failure never fails the pass.
         afterLap: async () => {
           for (const { what, sweep } of sweeps(config)) {
@@ -85,15 +85,15 @@ export async function startWorkerRole(config: Config, deps: WorkerRoleDeps): Pro
       }),
   });
   dispatcher.start();
-  logger.info({ schedule: config.botSchedule, nextRunAt: scheduler.nextRunAt()?.toISOString() }, "bot and webhook dispatcher started");
+  logger.info({ schedule: config.botSchedule, nextRunAt: cron.nextRunAt()?.toISOString() }, "bot and webhook dispatcher started");
   return {
     workerId,
     authority,
     gate,
-    scheduler,
+    cron,
     dispatcher,
     async stop() {
-      await scheduler.stop();
+      await cron.stop();
       await dispatcher.stop();
       await authority.close();
     },

@@ -11,6 +11,7 @@ import type {
   Company,
   DueItem,
   ItemToPoll,
+  OperatorWorkItemView,
   WebhookDelivery,
   WebhookDeliveryRecord,
   WebhookDeliveryStatus,
@@ -90,6 +91,9 @@ export function toWorkItemView(row: WorkItemRow): WorkItemView {
     completedAt: isoOrNull(row.completed_at),
   };
 }
+
+/** An item as operators see it: the integrator's view plus its company. */
+export const toOperatorWorkItemView = (row: WorkItemRow): OperatorWorkItemView => ({ ...toWorkItemView(row), companyId: Number(row.company_id) });
 
 /** A batch with one of its item statuses and that status's count (status NULL: no items). */
 export interface WorkBatchStatusRow {

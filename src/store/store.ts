@@ -19,7 +19,8 @@
  * The interface is made of one part per area, each with its types in a file of types/:
  * accounts.ts (companies and keys), intake.ts (adds and reads), bot.ts (the filing queue),
  * capacity.ts (the authority's slots), breaker.ts (its circuit breaker), webhooks.ts, events.ts (the feed),
- * operators.ts and operations.ts (what operators read and do). Import them from here.
+ * operators.ts (their accounts), operator-reads.ts and operator-actions.ts (what operators read
+ * and do). Import them from here.
  */
 import type { AccountsStore } from "./types/accounts.ts";
 import type { BotStore } from "./types/bot.ts";
@@ -27,7 +28,8 @@ import type { BreakerStore } from "./types/breaker.ts";
 import type { CapacityStore } from "./types/capacity.ts";
 import type { EventsStore } from "./types/events.ts";
 import type { IntakeStore } from "./types/intake.ts";
-import type { OperationsStore } from "./types/operations.ts";
+import type { OperatorActionsStore } from "./types/operator-actions.ts";
+import type { OperatorReadsStore } from "./types/operator-reads.ts";
 import type { OperatorsStore } from "./types/operators.ts";
 import type { WebhooksStore } from "./types/webhooks.ts";
 
@@ -37,7 +39,8 @@ export type * from "./types/breaker.ts";
 export type * from "./types/capacity.ts";
 export type * from "./types/events.ts";
 export type * from "./types/intake.ts";
-export type * from "./types/operations.ts";
+export type * from "./types/operator-actions.ts";
+export type * from "./types/operator-reads.ts";
 export type * from "./types/operators.ts";
 export type * from "./types/webhooks.ts";
 export type { WebhookEventType } from "../domain/event-types.ts";
@@ -54,7 +57,7 @@ export interface StoreFlags {
 }
 
 /** The whole store: what it is and how to reach it, and the operations of every area. */
-export interface Store extends AccountsStore, IntakeStore, BotStore, CapacityStore, BreakerStore, WebhooksStore, EventsStore, OperatorsStore, OperationsStore {
+export interface Store extends AccountsStore, IntakeStore, BotStore, CapacityStore, BreakerStore, WebhooksStore, EventsStore, OperatorsStore, OperatorReadsStore, OperatorActionsStore {
   readonly kind: "sqlite" | "postgres";
   readonly flags: StoreFlags;
 

@@ -14,7 +14,8 @@ import Database from "better-sqlite3";
 import pg from "pg";
 import { SQL } from "../../src/store/core/sql.ts";
 import { FILING_SQL } from "../../src/store/core/sql-filing.ts";
-import { OPS_SQL } from "../../src/store/core/sql-operations.ts";
+import { OPERATOR_ACTIONS_SQL } from "../../src/store/core/sql-operator-actions.ts";
+import { OPERATOR_READS_SQL } from "../../src/store/core/sql-operator-reads.ts";
 import { postgresDialect } from "../../src/store/postgres/postgres-port.ts";
 import { sqliteDialect } from "../../src/store/sqlite/sqlite-port.ts";
 import type { Statement } from "../../src/store/port.ts";
@@ -60,19 +61,19 @@ const CROSS_COMPANY: Statement[] = [
   FILING_SQL.lanesWithoutDeadline,
   FILING_SQL.dueStatusLanes,
   // Operators see every company (SPEC §12.2).
-  OPS_SQL.overviewCompanies,
-  OPS_SQL.overviewCounts,
-  OPS_SQL.overviewOpenBatchItems,
-  OPS_SQL.overviewNewItems,
-  OPS_SQL.overviewInProgressItems,
-  OPS_SQL.overviewRecentFailures,
-  OPS_SQL.overviewDeadlines,
-  OPS_SQL.overviewSubmittedSince,
-  OPS_SQL.overviewOverdue,
-  OPS_SQL.activitySince,
-  OPS_SQL.hourlyActivity,
-  OPS_SQL.findWorkItem,
-  OPS_SQL.findDeliveryCompany,
+  OPERATOR_READS_SQL.overviewCompanies,
+  OPERATOR_READS_SQL.overviewCounts,
+  OPERATOR_READS_SQL.overviewOpenBatchItems,
+  OPERATOR_READS_SQL.overviewNewItems,
+  OPERATOR_READS_SQL.overviewInProgressItems,
+  OPERATOR_READS_SQL.overviewRecentFailures,
+  OPERATOR_READS_SQL.overviewDeadlines,
+  OPERATOR_READS_SQL.overviewSubmittedSince,
+  OPERATOR_READS_SQL.overviewOverdue,
+  OPERATOR_READS_SQL.activitySince,
+  OPERATOR_READS_SQL.hourlyActivity,
+  OPERATOR_READS_SQL.findWorkItem,
+  OPERATOR_ACTIONS_SQL.findDeliveryCompany,
 ];
 
 /**

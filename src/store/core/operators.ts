@@ -6,7 +6,7 @@
 import type { DatabasePort } from "../port.ts";
 import { iso } from "../rows.ts";
 import type { Operator, OperatorRole, Store } from "../store.ts";
-import { OPS_SQL } from "./sql-operations.ts";
+import { OPERATOR_SQL } from "./sql-operators.ts";
 
 type OperatorOperations = Pick<
   Store,
@@ -42,62 +42,62 @@ export const toOperator = (row: OperatorRow): Operator => ({
 export function operatorOperations(db: DatabasePort): OperatorOperations {
   return {
     async createOperator({ operatorId, email, role, passwordHash, now }) {
-      const row = await db.one<OperatorRow>(OPS_SQL.insertOperator, [operatorId, email, role, passwordHash, now]);
+      const row = await db.one<OperatorRow>(OPERATOR_SQL.insertOperator, [operatorId, email, role, passwordHash, now]);
       return row && toOperator(row);
     },
 
     async listOperators() {
-      return (await db.all<OperatorRow>(OPS_SQL.listOperators)).map(toOperator);
+      return (await db.all<OperatorRow>(OPERATOR_SQL.listOperators)).map(toOperator);
     },
 
     async findOperatorByEmail(email) {
-      const row = await db.one<OperatorRow & { password_hash: string }>(OPS_SQL.findOperatorByEmail, [email]);
+      const row = await db.one<OperatorRow & { password_hash: string }>(OPERATOR_SQL.findOperatorByEmail, [email]);
       return row && { ...toOperator(row), passwordHash: row.password_hash };
     },
 
     disableOperator(email, now) {
       return db.transaction(async (tx) => {
-        const row = await tx.one<OperatorRow>(OPS_SQL.disableOperator, [email, now]);
+        const row = await tx.one<OperatorRow>(OPERATOR_SQL.disableOperator, [email, now]);
         if (!row) return undefined;
-        await tx.run(OPS_SQL.deleteOperatorTokens, [row.operator_id]);
-        await tx.run(OPS_SQL.deleteOperatorSessions, [row.operator_id]);
+        await tx.run(OPERATOR_SQL.deleteOperatorTokens, [row.operator_id]);
+        await tx.run(OPERATOR_SQL.deleteOperatorSessions, [row.operator_id]);
         return toOperator(row);
       });
     },
 
     setOperatorPassword(email, passwordHash) {
       return db.transaction(async (tx) => {
-        const row = await tx.one<OperatorRow>(OPS_SQL.setOperatorPassword, [email, passwordHash]);
+        const row = await tx.one<OperatorRow>(OPERATOR_SQL.setOperatorPassword, [email, passwordHash]);
         if (!row) return undefined;
-        await tx.run(OPS_SQL.deleteOperatorSessions, [row.operator_id]);
+        await tx.run(OPERATOR_SQL.deleteOperatorSessions, [row.operator_id]);
         return toOperator(row);
       });
     },
 
     async addOperatorToken({ operatorId, tokenHash, now }) {
-      await db.run(OPS_SQL.insertOperatorToken, [tokenHash, operatorId, now]);
+      await db.run(OPERATOR_SQL.insertOperatorToken, [tokenHash, operatorId, now]);
     },
 
     async findOperatorByToken(tokenHash) {
-      const row = await db.one<OperatorRow>(OPS_SQL.findOperatorByToken, [tokenHash]);
+      const row = await db.one<OperatorRow>(OPERATOR_SQL.findOperatorByToken, [tokenHash]);
       return row && toOperator(row);
     },
 
     async addOperatorSession({ operatorId, sessionHash, now }) {
-      await db.run(OPS_SQL.insertOperatorSession, [sessionHash, operatorId, now]);
+      await db.run(OPERATOR_SQL.insertOperatorSession, [sessionHash, operatorId, now]);
     },
 
     async findOperatorBySession(sessionHash, idleSince) {
-      const row = await db.one<OperatorRow & { last_seen_at: string | Date }>(OPS_SQL.findOperatorBySession, [sessionHash, idleSince]);
+      const row = await db.one<OperatorRow & { last_seen_at: string | Date }>(OPERATOR_SQL.findOperatorBySession, [sessionHash, idleSince]);
       return row && { ...toOperator(row), lastSeenAt: iso(row.last_seen_at) };
     },
 
     async touchOperatorSession(sessionHash, now) {
-      await db.run(OPS_SQL.touchOperatorSession, [sessionHash, now]);
+      await db.run(OPERATOR_SQL.touchOperatorSession, [sessionHash, now]);
     },
 
     async deleteOperatorSession(sessionHash) {
-      await db.run(OPS_SQL.deleteOperatorSession, [sessionHash]);
+      await db.run(OPERATOR_SQL.deleteOperatorSession, [sessionHash]);
     },
   };
 }

@@ -13,7 +13,8 @@ import { addFollowUp } from "./documents.ts";
 import { eventOperations } from "./events.ts";
 import { filingQueueOperations } from "./filing-queue.ts";
 import { idempotencyOperations } from "./idempotency.ts";
-import { operationsOperations } from "./operations.ts";
+import { operatorActionOperations } from "./operator-actions.ts";
+import { operatorReadOperations } from "./operator-reads.ts";
 import { operatorOperations } from "./operators.ts";
 import { webhookSecretOperations } from "./webhook-secrets.ts";
 import { webhookOperations } from "./webhooks.ts";
@@ -55,6 +56,7 @@ export function createSqlStore(backend: Backend): Store {
     ...eventOperations(db),
     ...idempotencyOperations(db),
     ...operatorOperations(db),
-    ...operationsOperations(db),
+    ...operatorReadOperations(db),
+    ...operatorActionOperations(db),
   };
 }

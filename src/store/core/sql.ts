@@ -17,7 +17,13 @@ export const MOVED_COLUMNS = `${ITEM_COLUMNS}, next_attempt_at, claimed_by, poll
 const KEY_COLUMNS = "key_id, company_id, name, created_at, revoked_at";
 const OUTBOX_COLUMNS = "company_id, delivery_id, event_id, work_item_id, event_type, url, attempts, created_at";
 
+export const HISTORY_COLUMNS = "company_id, work_item_id, at, kind, status, detail, operator_id, operator_email, reason";
+
 export const SQL = {
+  insertHistory: statement(
+    "insert_history",
+    `INSERT INTO work_item_history (${HISTORY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+  ),
   insertCompany: statement("insert_company", "INSERT INTO companies (company_id, name, created_at) VALUES ($1, $2, $3) RETURNING company_id, name, created_at"),
   /** Across companies, admin only: the next free id for `companies create` without one. */
   nextCompanyId: statement("next_company_id", "SELECT COALESCE(MAX(company_id), 0) + 1 AS company_id FROM companies"),

@@ -30,7 +30,7 @@ import { NO_DEADLINE } from "../../scheduler/order.ts";
 import { emitEvents } from "./events.ts";
 import { BATCH_SQL } from "./batches.ts";
 import { FILING_SQL } from "./sql-filing.ts";
-import { OPS_SQL } from "./sql-operations.ts";
+import { SQL } from "./sql.ts";
 
 /** One entry of an item's history (work_item_history), written in the transaction of what it records. */
 export interface HistoryEntry {
@@ -188,7 +188,7 @@ export async function dropFilingLaneIfEmpty(tx: Queryable, companyId: number, wo
 }
 
 export async function recordHistory(tx: Queryable, companyId: number, workItemId: number, at: string, entry: HistoryEntry): Promise<void> {
-  await tx.run(OPS_SQL.insertHistory, [
+  await tx.run(SQL.insertHistory, [
     companyId,
     workItemId,
     at,

@@ -1,8 +1,6 @@
 /**
- * The store's operators: their identities, tokens and console sessions.
- *
- * Operations (SPEC §12): operators see every company, so these are not tenant operations; the
- * statements that look across companies say so in core/sql-operations.ts.
+ * The store's operators (SPEC §12.1): their identities, tokens and console sessions; not tenant
+ * data (core/sql-operators.ts).
  */
 
 export type OperatorRole = "viewer" | "operator" | "admin";

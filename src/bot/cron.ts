@@ -5,21 +5,21 @@
 import { Cron } from "croner";
 import type { BotCounts } from "./run-once.ts";
 
-export interface BotScheduler {
+export interface BotCron {
   /** When the next run starts, if scheduled. */
   nextRunAt(): Date | null;
   /** Stops scheduling, asks the run in flight to wind down, and waits for it. */
   stop(): Promise<void>;
 }
 
-export interface SchedulerDeps {
+export interface BotCronDeps {
   schedule: string;
-  /** One run; `signal` aborts when the scheduler stops. */
+  /** One run; `signal` aborts when the cron stops. */
   run: (signal: AbortSignal) => Promise<BotCounts>;
   logger?: { info(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
-export function startBotScheduler(deps: SchedulerDeps): BotScheduler {
+export function startBotCron(deps: BotCronDeps): BotCron {
   let inFlight: Promise<void> | undefined;
   const stopping = new AbortController();
   const job: Cron = new Cron(deps.schedule, { protect: true }, (): Promise<void> => {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { test } from "node:test";
-import { startBotScheduler } from "../../src/bot/scheduler.ts";
+import { startBotCron } from "../../src/bot/cron.ts";
 import { waitUntil } from "../helpers/waiting.ts";
 
 test("a run that throws never stops the schedule; stop() waits for the run in flight and ends it", { timeout: 20_000 }, async () => {
@@ -9,7 +9,7 @@ test("a run that throws never stops the schedule; stop() waits for the run in fl
   let calls = 0;
   let running = 0;
   let finished = 0;
-  const scheduler = startBotScheduler({
+  const scheduler = startBotCron({
     schedule: "* * * * * *",
     logger: { info: () => undefined, error: (obj) => errors.push((obj as { err: unknown }).err) },
     run: async () => {

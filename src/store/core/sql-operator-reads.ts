@@ -1,54 +1,25 @@
 /**
- * The statements of the operations surface (SPEC §12), written once for both backends like
- * sql.ts. Operators see every company: the statements on operators, their sessions and tokens,
- * paused work types and the last bot pass are not tenant data; the reads across companies
- * (overview, items, deliveries, audit) still name company_id, as sql.ts asks; every write to an
- * item is scoped by its company, looked up first.
+ * The statements of what operators read across companies (SPEC §12.2, §16): the overview, the
+ * activity, an item's timeline, the audit log, paused work types and the last bot pass. Written
+ * once for both backends (see ../port.ts). The reads across companies still name company_id, as
+ * sql.ts asks; the audit log, the pauses and the last pass are not tenant data.
  */
 import { statement, type Statement } from "../port.ts";
-import { ITEM_COLUMNS } from "./sql.ts";
+import { HISTORY_COLUMNS, ITEM_COLUMNS } from "./sql.ts";
 
-const OPERATOR_COLUMNS = "operator_id, email, role, created_at, disabled_at";
-const HISTORY_COLUMNS = "company_id, work_item_id, at, kind, status, detail, operator_id, operator_email, reason";
-
-export const OPS_SQL = {
-  insertOperator: statement(
-    "insert_operator",
-    `INSERT INTO operators (operator_id, email, role, password_hash, created_at) VALUES ($1, $2, $3, $4, $5)
-     ON CONFLICT (email) DO NOTHING RETURNING ${OPERATOR_COLUMNS}`,
+export const OPERATOR_READS_SQL = {
+  /** Across companies: an item by its id alone (ids are unique over all companies). */
+  findWorkItem: statement("find_work_item", `SELECT ${ITEM_COLUMNS} FROM work_items WHERE work_item_id = $1`),
+  itemHistory: statement(
+    "item_history",
+    `SELECT ${HISTORY_COLUMNS} FROM work_item_history WHERE company_id = $1 AND work_item_id = $2 ORDER BY entry_id`,
   ),
-  listOperators: statement("list_operators", `SELECT ${OPERATOR_COLUMNS} FROM operators ORDER BY created_at, email`),
-  findOperatorByEmail: statement("find_operator_by_email", `SELECT ${OPERATOR_COLUMNS}, password_hash FROM operators WHERE email = $1`),
-  disableOperator: statement(
-    "disable_operator",
-    `UPDATE operators SET disabled_at = COALESCE(disabled_at, $2) WHERE email = $1 RETURNING ${OPERATOR_COLUMNS}`,
-  ),
-  setOperatorPassword: statement("set_operator_password", `UPDATE operators SET password_hash = $2 WHERE email = $1 RETURNING ${OPERATOR_COLUMNS}`),
-  deleteOperatorTokens: statement("delete_operator_tokens", "DELETE FROM operator_tokens WHERE operator_id = $1"),
-  deleteOperatorSessions: statement("delete_operator_sessions", "DELETE FROM operator_sessions WHERE operator_id = $1"),
-  insertOperatorToken: statement("insert_operator_token", "INSERT INTO operator_tokens (token_hash, operator_id, created_at) VALUES ($1, $2, $3)"),
-  findOperatorByToken: statement(
-    "find_operator_by_token",
-    `SELECT o.operator_id, o.email, o.role, o.created_at, o.disabled_at FROM operator_tokens t JOIN operators o ON o.operator_id = t.operator_id
-      WHERE t.token_hash = $1 AND o.disabled_at IS NULL`,
-  ),
-  insertOperatorSession: statement(
-    "insert_operator_session",
-    "INSERT INTO operator_sessions (session_hash, operator_id, created_at, last_seen_at) VALUES ($1, $2, $3, $3)",
-  ),
-  findOperatorBySession: statement(
-    "find_operator_by_session",
-    `SELECT o.operator_id, o.email, o.role, o.created_at, o.disabled_at, s.last_seen_at FROM operator_sessions s
-       JOIN operators o ON o.operator_id = s.operator_id
-      WHERE s.session_hash = $1 AND s.last_seen_at >= $2 AND o.disabled_at IS NULL`,
-  ),
-  touchOperatorSession: statement("touch_operator_session", "UPDATE operator_sessions SET last_seen_at = $2 WHERE session_hash = $1"),
-  deleteOperatorSession: statement("delete_operator_session", "DELETE FROM operator_sessions WHERE session_hash = $1"),
-
-  insertAudit: statement(
-    "insert_audit",
-    `INSERT INTO audit_log (at, operator_id, operator_email, action, company_id, work_item_id, work_type, delivery_id, reason)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+  itemWebhookAttempts: statement(
+    "item_webhook_attempts",
+    `SELECT o.company_id, o.delivery_id, o.event_type, o.url, a.attempt, a.at, a.status_code, a.error, a.duration_ms
+       FROM webhook_outbox o JOIN webhook_delivery_attempts a ON a.company_id = o.company_id AND a.delivery_id = o.delivery_id
+      WHERE o.company_id = $1 AND o.work_item_id = $2
+      ORDER BY a.at, o.delivery_id, a.attempt`,
   ),
   /** Across companies: the audit log, newest first. */
   listAudit: statement(
@@ -56,9 +27,6 @@ export const OPS_SQL = {
     `SELECT audit_id, at, operator_id, operator_email, action, company_id, work_item_id, work_type, delivery_id, reason
        FROM audit_log WHERE audit_id < $1 ORDER BY audit_id DESC LIMIT $2`,
   ),
-
-  pauseWorkType: statement("pause_work_type", "INSERT INTO bot_pauses (work_type, paused_at) VALUES ($1, $2) ON CONFLICT (work_type) DO NOTHING"),
-  resumeWorkType: statement("resume_work_type", "DELETE FROM bot_pauses WHERE work_type = $1"),
   pausedWorkTypes: statement("paused_work_types", "SELECT work_type FROM bot_pauses ORDER BY work_type"),
   recordBotPass: statement(
     "record_bot_pass",
@@ -143,51 +111,8 @@ export const OPS_SQL = {
   activitySince: activityStatement("activity_since", false),
   /** The same per hour, for the Throughput chart. */
   hourlyActivity: activityStatement("hourly_activity", true),
-  /**
-   * Across companies, Stop retrying (SPEC §16): a pending delivery fails now. Its lease goes too,
-   * so an attempt under way finds the row no longer its own and records nothing.
-   */
-  stopWebhookDelivery: statement(
-    "stop_webhook_delivery",
-    `UPDATE webhook_outbox SET status = 'Failed', ended_at = $3, lease_owner = NULL, last_error = $4
-      WHERE company_id = $1 AND delivery_id = $2 AND status = 'Pending'`,
-  ),
-
-  /** Across companies: an item by its id alone (ids are unique over all companies). */
-  findWorkItem: statement("find_work_item", `SELECT ${ITEM_COLUMNS} FROM work_items WHERE work_item_id = $1`),
-  itemHistory: statement(
-    "item_history",
-    `SELECT ${HISTORY_COLUMNS} FROM work_item_history WHERE company_id = $1 AND work_item_id = $2 ORDER BY entry_id`,
-  ),
-  itemWebhookAttempts: statement(
-    "item_webhook_attempts",
-    `SELECT o.company_id, o.delivery_id, o.event_type, o.url, a.attempt, a.at, a.status_code, a.error, a.duration_ms
-       FROM webhook_outbox o JOIN webhook_delivery_attempts a ON a.company_id = o.company_id AND a.delivery_id = o.delivery_id
-      WHERE o.company_id = $1 AND o.work_item_id = $2
-      ORDER BY a.at, o.delivery_id, a.attempt`,
-  ),
-  insertHistory: statement(
-    "insert_history",
-    `INSERT INTO work_item_history (${HISTORY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-  ),
-
-  /** Holds a Failed item while it moves to another batch (the batch's count goes up first). */
-  lockFailedItem: statement(
-    "lock_failed_item",
-    (d) => `SELECT status FROM work_items WHERE company_id = $1 AND work_item_id = $2${d.forUpdate}`,
-  ),
-  /** Failed → New in its new batch, as if never filed: the history keeps what happened before. */
-  retryItem: statement(
-    "retry_item",
-    `UPDATE work_items SET status = 'New', work_batch_id = $3, attempts = 0, polls = 0, error = NULL, result = NULL, next_attempt_at = NULL,
-            last_error = NULL, application_number = NULL, registration_number = NULL, submitted_at = NULL, decided_at = NULL,
-            deadline_risk_at = NULL, claimed_by = NULL, updated_at = $4, completed_at = NULL
-      WHERE company_id = $1 AND work_item_id = $2 AND status = 'Failed'
-      RETURNING ${ITEM_COLUMNS}`,
-  ),
-  /** Across companies: a delivery by its id alone. */
-  findDeliveryCompany: statement("find_delivery_company", "SELECT company_id FROM webhook_outbox WHERE delivery_id = $1"),
 } as const;
+
 
 /**
  * Across companies: items filed, succeeded and failed, and webhook deliveries given up, since
