@@ -29,7 +29,7 @@ import {
   IDEMPOTENCY_KEY_HEADER,
   REGISTRATIONS_PATH,
   WITHDRAWAL_SUFFIX,
-  type AmendmentAccepted,
+  type FollowUpAccepted,
   type ApplicationAccepted,
   type ApplicationStatus,
   type RegistrationRejected,
@@ -128,7 +128,7 @@ export async function startAuthoritySim(settings: AuthoritySimSettings, options:
   const byKey = new Map<string, Application>();
   const byNumber = new Map<string, Application>();
   /** The first answer to each change or withdrawal key, given again to a replay. */
-  const amendments = new Map<string, { code: number; body: AmendmentAccepted | RegistrationRejected }>();
+  const amendments = new Map<string, { code: number; body: FollowUpAccepted | RegistrationRejected }>();
   const stats: SimStats = { requests: 0, statusRequests: 0, registrations: 0, rejections: 0, maxConcurrent: 0, inFlight: 0, maxInFlight: 0, inFlightMs: 0, readAt: 0, keys: {} };
   /** Monotonic time of the last change of `stats.inFlight`, up to which `stats.inFlightMs` is summed. */
   let summedTo = performance.now();
@@ -253,7 +253,7 @@ export async function startAuthoritySim(settings: AuthoritySimSettings, options:
       if (typeof body.reason !== "string" || body.reason.length === 0) return refuse("A withdrawal is {reason}.");
       application.withdrawn = true;
     }
-    const answer = { code: 200, body: { applicationNumber, revision: application.revision } satisfies AmendmentAccepted };
+    const answer = { code: 200, body: { applicationNumber, revision: application.revision } satisfies FollowUpAccepted };
     amendments.set(key, answer);
     return reply.code(answer.code).send(answer.body);
   }

@@ -41,10 +41,10 @@ export type StatusAnswer =
  * The answer to `change` and `withdraw` (SPEC §15). `rejected`: the Authority refuses it (the
  * merged document breaks a rule, or the application is rejected, withdrawn or unknown); final.
  */
-export type AmendmentAnswer = { kind: "accepted" } | { kind: "rejected"; message: string; reasons: FieldReason[] };
+export type FollowUpAnswer = { kind: "accepted" } | { kind: "rejected"; message: string; reasons: FieldReason[] };
 
 /** A change or withdrawal of a filed application; the work item's id is its idempotency key. */
-export interface AuthorityAmendment {
+export interface AuthorityFollowUp {
   idempotencyKey: string;
   applicationNumber: string;
 }
@@ -57,9 +57,9 @@ export interface AuthorityAdapter {
   /** Asks for the decision on a filed item. Throws as `submit` does. */
   status(applicationNumber: string): Promise<StatusAnswer>;
   /** Changes declaration fields of a filed application. Throws as `submit` does. */
-  change(amendment: AuthorityAmendment & { changes: Record<string, unknown> }): Promise<AmendmentAnswer>;
+  change(followUp: AuthorityFollowUp & { changes: Record<string, unknown> }): Promise<FollowUpAnswer>;
   /** Withdraws a filed application. Throws as `submit` does. */
-  withdraw(amendment: AuthorityAmendment & { reason: string }): Promise<AmendmentAnswer>;
+  withdraw(followUp: AuthorityFollowUp & { reason: string }): Promise<FollowUpAnswer>;
   close(): Promise<void>;
 }
 
@@ -115,7 +115,7 @@ export const MISCONFIGURED_STATUSES = new Set([401, 403, 404, 405]);
  * or 404 when the application number is unknown.
  * Change: `POST …/{applicationNumber}/changes` with `Idempotency-Key` and `{changes}`; withdraw:
  * `POST …/{applicationNumber}/withdrawal` with `Idempotency-Key` and `{reason}`. Each → 200
- * `AmendmentAccepted` (the same again for the same key), 422 `RegistrationRejected`, or 404 when
+ * `FollowUpAccepted` (the same again for the same key), 422 `RegistrationRejected`, or 404 when
  * the application number is unknown.
  */
 export const REGISTRATIONS_PATH = "/v1/registrations";
@@ -131,7 +131,7 @@ export interface RegistrationRequest {
 export const CHANGES_SUFFIX = "/changes";
 export const WITHDRAWAL_SUFFIX = "/withdrawal";
 
-export interface AmendmentAccepted {
+export interface FollowUpAccepted {
   applicationNumber: string;
   /** The document's revision at the Authority after this change (0 for a withdrawal of an unchanged one). */
   revision: number;

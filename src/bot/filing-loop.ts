@@ -12,6 +12,7 @@
 import { StoreUnavailableError } from "../store/errors.ts";
 import type { DueItem, ItemOutcome } from "../store/store.ts";
 import { itemError } from "../domain/item-errors.ts";
+import { isFollowUp } from "../domain/work-item-kinds.ts";
 import { BREAKER_OPEN } from "./authority-gate.ts";
 import { fileFollowUp } from "./follow-up-filing.ts";
 import { inHand, timeOr } from "./hand.ts";
@@ -61,7 +62,7 @@ export async function fileDueItems(pass: Pass): Promise<void> {
 
 /** Stage 1 for one item: submit it, and record Submitted, Failed (rejected, or out of attempts) or retried. */
 async function submitItem(pass: Pass, item: DueItem): Promise<StepResult> {
-  if (item.kind !== "create") return fileFollowUp(pass, item);
+  if (isFollowUp(item.kind)) return fileFollowUp(pass, item, item.kind);
   const { deps, clock } = pass;
   const started = clock();
   let outcome: ItemOutcome;

@@ -6,19 +6,27 @@
  */
 import { StoreUnavailableError } from "../store/errors.ts";
 import type { DueItem, ItemOutcome } from "../store/store.ts";
+import type { AuthorityAdapter, AuthorityFollowUp, FollowUpAnswer } from "../authority/protocol.ts";
 import { itemError, originalClosed } from "../domain/item-errors.ts";
+import { FOLLOW_UP_RULES, type FollowUpKind } from "../domain/work-item-kinds.ts";
 import { BREAKER_OPEN } from "./authority-gate.ts";
 import { attemptsAfter, failedFiling, finished, giveBack, record, type StepResult } from "./outcomes.ts";
 import type { Pass } from "./pass-state.ts";
 
+/** How each kind of follow-up is filed: the call it makes against its original's application. */
+const FILED_AS: Record<FollowUpKind, (adapter: AuthorityAdapter, followUp: AuthorityFollowUp, request: DueItem["request"]) => Promise<FollowUpAnswer>> = {
+  change: (adapter, followUp, request) => adapter.change({ ...followUp, changes: (request.changes ?? {}) as Record<string, unknown> }),
+  withdraw: (adapter, followUp, request) => adapter.withdraw({ ...followUp, reason: String(request.reason ?? "") }),
+};
+
 /** Why a change or withdrawal fails without a call, if it does (SPEC §15). */
-function refusedWithoutCall(item: DueItem, now: Date): ItemOutcome | undefined {
+function refusedWithoutCall(item: DueItem, kind: FollowUpKind, now: Date): ItemOutcome | undefined {
   // A change or withdrawal always names its original (a CHECK of migration 0013).
   const original = item.original!;
   if (!original.applicationNumber || (original.status !== "Submitted" && original.status !== "Successful")) {
     return { kind: "failed", error: originalClosed(original.workItemId, original.status) };
   }
-  if (item.kind === "change" && item.deadlineAt !== null && now.getTime() > Date.parse(item.deadlineAt)) {
+  if (FOLLOW_UP_RULES[kind].cutoff && item.deadlineAt !== null && now.getTime() > Date.parse(item.deadlineAt)) {
     const message = `The change cutoff (${item.deadlineAt}) passed before the change could be filed.`;
     return { kind: "failed", error: itemError("CHANGE_CUTOFF_PASSED", message) };
   }
@@ -26,21 +34,14 @@ function refusedWithoutCall(item: DueItem, now: Date): ItemOutcome | undefined {
 }
 
 /** A change or withdrawal: filed against its original's application number; accepted, rejected or retried. */
-export async function fileFollowUp(pass: Pass, item: DueItem): Promise<StepResult> {
+export async function fileFollowUp(pass: Pass, item: DueItem, kind: FollowUpKind): Promise<StepResult> {
   const { deps, clock } = pass;
   const started = clock();
-  let outcome = refusedWithoutCall(item, started);
+  let outcome = refusedWithoutCall(item, kind, started);
   if (!outcome) {
-    const amendment = { idempotencyKey: String(item.workItemId), applicationNumber: item.original!.applicationNumber! };
+    const followUp = { idempotencyKey: String(item.workItemId), applicationNumber: item.original!.applicationNumber! };
     try {
-      const answer = await deps.gate.call(
-        "submit",
-        (adapter) =>
-          item.kind === "change"
-            ? adapter.change({ ...amendment, changes: (item.request.changes ?? {}) as Record<string, unknown> })
-            : adapter.withdraw({ ...amendment, reason: String(item.request.reason ?? "") }),
-        deps.signal,
-      );
+      const answer = await deps.gate.call("submit", (adapter) => FILED_AS[kind](adapter, followUp, item.request), deps.signal);
       if (answer === BREAKER_OPEN) return giveBack(pass, item);
       outcome =
         answer.kind === "accepted"

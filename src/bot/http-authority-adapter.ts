@@ -19,7 +19,7 @@ import {
   IDEMPOTENCY_KEY_HEADER,
   REGISTRATIONS_PATH,
   WITHDRAWAL_SUFFIX,
-  type AmendmentAnswer,
+  type FollowUpAnswer,
   type ApplicationStatus,
   type AuthorityAdapter,
   type AuthoritySubmission,
@@ -126,15 +126,15 @@ export function createHttpAuthorityAdapter(options: HttpAuthorityOptions): Autho
       }
     },
 
-    change: ({ idempotencyKey, applicationNumber, changes }) => amend(`${url}/${encodeURIComponent(applicationNumber)}${CHANGES_SUFFIX}`, idempotencyKey, { changes }),
-    withdraw: ({ idempotencyKey, applicationNumber, reason }) => amend(`${url}/${encodeURIComponent(applicationNumber)}${WITHDRAWAL_SUFFIX}`, idempotencyKey, { reason }),
+    change: ({ idempotencyKey, applicationNumber, changes }) => fileFollowUp(`${url}/${encodeURIComponent(applicationNumber)}${CHANGES_SUFFIX}`, idempotencyKey, { changes }),
+    withdraw: ({ idempotencyKey, applicationNumber, reason }) => fileFollowUp(`${url}/${encodeURIComponent(applicationNumber)}${WITHDRAWAL_SUFFIX}`, idempotencyKey, { reason }),
 
     // Destroyed, not closed: a call that timed out may still wait on its connection, for up to abandonMs.
     close: () => agent.destroy(),
   };
 
   /** A change or withdrawal: accepted, or rejected for good (an unknown application included). */
-  async function amend(target: string, idempotencyKey: string, payload: Record<string, unknown>): Promise<AmendmentAnswer> {
+  async function fileFollowUp(target: string, idempotencyKey: string, payload: Record<string, unknown>): Promise<FollowUpAnswer> {
     const { status, body } = await call(target, {
       method: "POST",
       headers: { "content-type": "application/json", [IDEMPOTENCY_KEY_HEADER]: idempotencyKey },
@@ -144,7 +144,7 @@ export function createHttpAuthorityAdapter(options: HttpAuthorityOptions): Autho
     if (status === 422) return rejected(body);
     // A 404 names the application, as for status; the other refusals are ours to put right.
     if (status === 404) return { kind: "rejected", message: "The Authority does not know the application.", reasons: [] };
-    if (MISCONFIGURED_STATUSES.has(status)) throw misconfigured(status, body, "amend");
+    if (MISCONFIGURED_STATUSES.has(status)) throw misconfigured(status, body, "follow-up");
     throw refused(status, body);
   }
 }
@@ -158,7 +158,7 @@ function rejected(body: Body): { kind: "rejected"; message: string; reasons: Fie
 }
 
 /** 401/403/404/405: the call cannot be right however often it is made (AUTHORITY_URL or the credentials). */
-const misconfigured = (status: number, body: Body, call: "submit" | "status" | "amend") =>
+const misconfigured = (status: number, body: Body, call: "submit" | "status" | "follow-up") =>
   new AuthorityMisconfiguredError(
     status,
     `the Authority answered ${status} at ${call}${typeof body?.message === "string" ? `: ${body.message.slice(0, 200)}` : ""}; check AUTHORITY_URL and the Authority credentials`,

@@ -3,6 +3,7 @@
  * actions the role allows (SPEC §12.3). POST …/retry and …/cancel, each with a reason.
  */
 import { registrationOf, type WorkItemView } from "../domain/views.ts";
+import { FOLLOW_UP_RULES } from "../domain/work-item-kinds.ts";
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../app-context.ts";
 import { ApiError } from "../errors.ts";
@@ -48,9 +49,9 @@ ${row("Webhook URL", item.webhookUrl)}
 /** An original and its changes and withdrawal, linked both ways (SPEC §15). */
 function documentLinks(item: OperatorWorkItemView, followUps: WorkItemView[], viewer: Viewer): Html {
   if (item.kind !== "create") {
-    const noun = item.kind === "change" ? "A change" : "The withdrawal";
+    const { ofOriginal } = FOLLOW_UP_RULES[item.kind];
     return html`<section aria-labelledby="document-heading"><h2 id="document-heading">Document</h2>
-<p>${noun} of <a href="/console/work-items/${item.originalWorkItemId}">work item ${item.originalWorkItemId}</a>.</p></section>`;
+<p>${ofOriginal} of <a href="/console/work-items/${item.originalWorkItemId}">work item ${item.originalWorkItemId}</a>.</p></section>`;
   }
   if (followUps.length === 0 && !item.revision) return html``;
   const rows = followUps.map(

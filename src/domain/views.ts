@@ -20,6 +20,7 @@
  */
 import { Type, type Static, type TNull, type TSchema, type TUnion, type TUnsafe } from "@sinclair/typebox";
 import { ITEM_ERROR_CODES, type ItemErrorCode } from "./item-errors.ts";
+import { WORK_ITEM_KINDS } from "./work-item-kinds.ts";
 
 export const WORK_TYPE_AUTHORITY_RVDM = "AuthorityRvdm";
 /** Every work type the bot files; VlmMad has only its Ping so far. */
@@ -56,7 +57,7 @@ export const WorkItemStatus = Type.Union(
 );
 export type WorkItemStatus = Static<typeof WorkItemStatus>;
 
-export const WorkItemKind = Type.Union([Type.Literal("create"), Type.Literal("change"), Type.Literal("withdraw")], {
+export const WorkItemKind = Type.Union(WORK_ITEM_KINDS.map((kind) => Type.Literal(kind)), {
   description: "create: a new document; change or withdraw: of the document its originalWorkItemId filed (SPEC §15)",
   examples: ["create"],
 });

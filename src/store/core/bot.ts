@@ -10,7 +10,7 @@ import type { DatabasePort, Statement } from "../port.ts";
 import type { WorkItemRow } from "../rows.ts";
 import type { ItemOutcome, Store, WebhookEventType } from "../store.ts";
 import type { WorkItemStatus } from "../../domain/views.ts";
-import { recordApplied } from "./documents.ts";
+import { recordApplied } from "./follow-ups.ts";
 import { emitEvents } from "./events.ts";
 import { SQL } from "./sql.ts";
 import { transition, type HistoryEntry, type MovedRow } from "./transition.ts";

@@ -9,7 +9,7 @@ import { accountOperations } from "./accounts.ts";
 import { botOperations } from "./bot.ts";
 import { breakerOperations } from "./breaker.ts";
 import { capacityOperations } from "./capacity.ts";
-import { addFollowUp } from "./documents.ts";
+import { addFollowUp } from "./follow-ups.ts";
 import { eventOperations } from "./events.ts";
 import { filingQueueOperations } from "./filing-queue.ts";
 import { idempotencyOperations } from "./idempotency.ts";

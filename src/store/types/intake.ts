@@ -1,5 +1,6 @@
 /** The store's intake and the integrator's reads: adds, single and bulk, gets, lists and cancel. */
 import type { BatchKey, WorkBatchStatus, WorkBatchView, WorkItemKind, WorkItemStatus, WorkItemView } from "../../domain/views.ts";
+import type { FollowUpKind } from "../../domain/work-item-kinds.ts";
 
 /** One work item as intake stores it: what a single add and each item of a bulk add carry. */
 export interface WorkItemFields {
@@ -73,7 +74,7 @@ export interface NewFollowUp {
   companyId: number;
   workType: string;
   batchMaxItems: number;
-  kind: "change" | "withdraw";
+  kind: FollowUpKind;
   originalWorkItemId: number;
   customerReference: string;
   documentReference: string | null;

@@ -11,7 +11,7 @@ import { guardedResponses } from "../../http/problem-schema.ts";
 import { IdempotencyHeaders } from "../shared/idempotency.ts";
 import { ExtraTranslationObject } from "../shared/translation-object.ts";
 import { AuthorityRvdmWorkItemCreate } from "./add-work-item-create.ts";
-import { addFollowUp, followUpFields, FollowUpAddedResponse } from "./document-follow-up.ts";
+import { addFollowUp, followUpFields, FollowUpAddedResponse } from "./follow-up.ts";
 
 /**
  * The create's references and webhook are the integrator's own, not the document's: a change may

@@ -8,7 +8,7 @@ import type { AppContext } from "../../app-context.ts";
 import { createCanonicalizer } from "../../http/compat.ts";
 import { guardedResponses } from "../../http/problem-schema.ts";
 import { IdempotencyHeaders } from "../shared/idempotency.ts";
-import { addFollowUp, followUpFields, FollowUpAddedResponse } from "./document-follow-up.ts";
+import { addFollowUp, followUpFields, FollowUpAddedResponse } from "./follow-up.ts";
 
 export const AuthorityRvdmWorkItemWithdraw = Type.Object(
   {

@@ -7,6 +7,7 @@ import type { TProperties } from "@sinclair/typebox";
 import type { FastifyReply } from "fastify";
 import type { AppContext } from "../../app-context.ts";
 import { BatchKey, WORK_TYPE_AUTHORITY_RVDM } from "../../domain/views.ts";
+import { FOLLOW_UP_RULES } from "../../domain/work-item-kinds.ts";
 import { ApiError } from "../../errors.ts";
 import type { AddFollowUpOutcome, NewFollowUp } from "../../store/store.ts";
 import { PositiveId } from "../shared/ids.ts";
@@ -68,7 +69,7 @@ export async function addFollowUp(
 }
 
 function refusal(outcome: Exclude<AddFollowUpOutcome, { kind: "created" | "replayed" }>, originalId: number, kind: NewFollowUp["kind"]): ApiError {
-  const what = kind === "change" ? "changed" : "withdrawn";
+  const what = FOLLOW_UP_RULES[kind].done;
   switch (outcome.kind) {
     case "keyReused":
       return keyReused();

@@ -12,7 +12,8 @@ import type { DatabasePort, Queryable } from "../port.ts";
 import { iso, storedRequest, type WorkItemRow } from "../rows.ts";
 import type { AddFollowUpOutcome, FollowUpRefusal, ItemClaim, NewFollowUp } from "../store.ts";
 import type { DocumentChangeResult, WorkItemStatus } from "../../domain/views.ts";
-import { DOCUMENT_SQL } from "./sql-documents.ts";
+import { FOLLOW_UP_RULES, isFollowUp, type FollowUpKind } from "../../domain/work-item-kinds.ts";
+import { FOLLOW_UP_SQL } from "./sql-follow-ups.ts";
 import { SQL } from "./sql.ts";
 import { countIntoBatch, openBatchFor } from "./batches.ts";
 import { emitPending, recordHistory, transition, type MovedRow, type PendingEvents } from "./transition.ts";
@@ -27,7 +28,7 @@ export function addFollowUp(db: DatabasePort, input: NewFollowUp): Promise<AddFo
     const known = await knownKey(tx, input);
     if (known) return known;
     const workBatchId = await openBatchFor(tx, input);
-    const original = await tx.one<Original>(DOCUMENT_SQL.lockOriginal, [companyId, input.originalWorkItemId]);
+    const original = await tx.one<Original>(FOLLOW_UP_SQL.lockOriginal, [companyId, input.originalWorkItemId]);
     if (!original) return { kind: "originalNotFound" };
     if (original.kind !== "create") return { kind: "notAnOriginal", originalKind: original.kind };
     const refusal = refusalFor(original, input);
@@ -35,7 +36,7 @@ export function addFollowUp(db: DatabasePort, input: NewFollowUp): Promise<AddFo
 
     const notSent = original.status === "New" && original.batch_status === "Open";
     const deadlineAt = notSent ? null : cutoffOf(original, input);
-    const inserted = await tx.one<{ work_item_id: number | string }>(DOCUMENT_SQL.insertFollowUp, [
+    const inserted = await tx.one<{ work_item_id: number | string }>(FOLLOW_UP_SQL.insertFollowUp, [
       companyId,
       workBatchId,
       input.workType,
@@ -52,21 +53,21 @@ export function addFollowUp(db: DatabasePort, input: NewFollowUp): Promise<AddFo
     await countIntoBatch(tx, companyId, workBatchId);
     if (input.idempotency) {
       const { key, requestHash } = input.idempotency;
-      await tx.run(DOCUMENT_SQL.insertIdempotencyKey, [companyId, key, requestHash, workBatchId, workItemId, now]);
+      await tx.run(FOLLOW_UP_SQL.insertIdempotencyKey, [companyId, key, requestHash, workBatchId, workItemId, now]);
     }
-    const noun = input.kind === "change" ? "Change" : "Withdrawal";
+    const { noun, revises } = FOLLOW_UP_RULES[input.kind];
     const events: PendingEvents = [];
     if (notSent) {
       // The item first, so the original closing (a withdrawal) finds no change or withdrawal waiting.
-      const result = input.kind === "change" ? { revision: Number(original.revision) + 1 } : {};
+      const result = revises ? { revision: Number(original.revision) + 1 } : {};
       await transition(
         tx,
-        DOCUMENT_SQL.followUpSucceeded,
+        FOLLOW_UP_SQL.followUpSucceeded,
         [companyId, workItemId, JSON.stringify({ appliedBeforeFiling: true, ...result }), now],
         { companyId, now, from: "New", history: [{ kind: "status", status: "Successful", detail: `${noun} applied to ${input.originalWorkItemId} before it was filed` }], event: "workitem.succeeded" },
         events,
       );
-      await applyToOriginal(tx, { companyId, workItemId, kind: input.kind, originalWorkItemId: input.originalWorkItemId, changes: input.changes, movedDeadlineAt: input.movedDeadlineAt }, now, "before filing", events);
+      await APPLIED[input.kind](tx, { companyId, workItemId, originalWorkItemId: input.originalWorkItemId, changes: input.changes, movedDeadlineAt: input.movedDeadlineAt }, now, "before filing", events);
     } else {
       await recordHistory(tx, companyId, input.originalWorkItemId, now, { kind: input.kind, detail: `${noun} ${workItemId} received; filed once the earlier ones are` });
     }
@@ -75,19 +76,25 @@ export function addFollowUp(db: DatabasePort, input: NewFollowUp): Promise<AddFo
   });
 }
 
-/** What the Authority accepted, or what is applied before the original is filed: the original takes it. */
-async function applyToOriginal(
-  tx: Queryable,
-  followUp: { companyId: number; workItemId: number; kind: "change" | "withdraw"; originalWorkItemId: number; changes?: Record<string, unknown> | undefined; movedDeadlineAt?: string | null | undefined },
-  now: string,
-  when: "before filing" | "by the Authority",
-  events: PendingEvents,
-): Promise<Omit<DocumentChangeResult, "appliedBeforeFiling">> {
-  const { companyId, workItemId, originalWorkItemId } = followUp;
-  if (followUp.kind === "withdraw") {
-    const history = [{ kind: "withdraw" as const, detail: `Withdrawal ${workItemId} ${when === "before filing" ? "applied before filing" : "accepted by the Authority"}` }];
+/** A follow-up the original takes: what the Authority accepted, or what is applied before the original is filed. */
+interface Taken {
+  companyId: number;
+  workItemId: number;
+  originalWorkItemId: number;
+  changes?: Record<string, unknown> | undefined;
+  movedDeadlineAt?: string | null | undefined;
+}
+type TakenWhen = "before filing" | "by the Authority";
+type DocumentResult = Omit<DocumentChangeResult, "appliedBeforeFiling">;
+
+const takenDetail = (when: TakenWhen) => (when === "before filing" ? "applied before filing" : "accepted by the Authority");
+
+/** What each kind of follow-up does to its original (SPEC §15). */
+const APPLIED: Record<FollowUpKind, (tx: Queryable, followUp: Taken, now: string, when: TakenWhen, events: PendingEvents) => Promise<DocumentResult>> = {
+  /** Before filing it cancels the original, as the integrator's cancel does; after, the original is Withdrawn. */
+  async withdraw(tx, { companyId, workItemId, originalWorkItemId }, now, when, events) {
+    const history = [{ kind: "withdraw" as const, detail: `Withdrawal ${workItemId} ${takenDetail(when)}` }];
     if (when === "before filing") {
-      // A withdrawal before filing cancels the original, as the integrator's cancel does.
       await transition(tx, SQL.cancelWorkItem, [companyId, originalWorkItemId, now], {
         companyId,
         now,
@@ -95,7 +102,7 @@ async function applyToOriginal(
         history: [...history, { kind: "status", status: "Cancelled", detail: `Withdrawn by ${workItemId} before it was filed` }],
       }, events);
     } else {
-      await transition(tx, DOCUMENT_SQL.withdrawOriginal, [companyId, originalWorkItemId, now], {
+      await transition(tx, FOLLOW_UP_SQL.withdrawOriginal, [companyId, originalWorkItemId, now], {
         companyId,
         now,
         from: (row) => (row.registration_number ? "Successful" : "Submitted"),
@@ -104,41 +111,45 @@ async function applyToOriginal(
       }, events);
     }
     return {};
-  }
-  const original = await tx.one<{ request: string | Record<string, unknown> }>(DOCUMENT_SQL.originalRequest, [companyId, originalWorkItemId]);
-  const current = storedRequest(original!.request);
-  const changed = await tx.one<MovedRow>(DOCUMENT_SQL.changeOriginal, [
-    companyId,
-    originalWorkItemId,
-    JSON.stringify({ ...current, ...followUp.changes }),
-    followUp.movedDeadlineAt ?? null,
-    now,
-  ]);
-  const revision = Number(changed!.revision);
-  await recordHistory(tx, companyId, originalWorkItemId, now, { kind: "change", detail: `Change ${workItemId} ${when === "before filing" ? "applied before filing" : "accepted by the Authority"}: revision ${revision}` });
-  events.push({ companyId, type: "workitem.changed", rows: [changed!], now });
-  return { revision };
-}
+  },
+
+  /** The original's document takes the changed fields, as a new revision. */
+  async change(tx, { companyId, workItemId, originalWorkItemId, changes, movedDeadlineAt }, now, when, events) {
+    const original = await tx.one<{ request: string | Record<string, unknown> }>(FOLLOW_UP_SQL.originalRequest, [companyId, originalWorkItemId]);
+    const current = storedRequest(original!.request);
+    const changed = await tx.one<MovedRow>(FOLLOW_UP_SQL.changeOriginal, [
+      companyId,
+      originalWorkItemId,
+      JSON.stringify({ ...current, ...changes }),
+      movedDeadlineAt ?? null,
+      now,
+    ]);
+    const revision = Number(changed!.revision);
+    await recordHistory(tx, companyId, originalWorkItemId, now, { kind: "change", detail: `Change ${workItemId} ${takenDetail(when)}: revision ${revision}` });
+    events.push({ companyId, type: "workitem.changed", rows: [changed!], now });
+    return { revision };
+  },
+};
 
 /**
  * The bot's `applied` outcome for a change or withdraw item it holds: the item Successful and
  * the original changed or Withdrawn, in one transaction. False when the claim was lost.
  */
 export async function recordApplied(tx: Queryable, claim: ItemClaim, now: string): Promise<boolean> {
-  const followUp = await tx.one<WorkItemRow & { request: string | Record<string, unknown> }>(DOCUMENT_SQL.lockClaimedFollowUp, [claim.companyId, claim.workItemId, claim.owner]);
-  if (!followUp || followUp.original_work_item_id === null || followUp.kind === "create") return false;
+  const followUp = await tx.one<WorkItemRow & { request: string | Record<string, unknown> }>(FOLLOW_UP_SQL.lockClaimedFollowUp, [claim.companyId, claim.workItemId, claim.owner]);
+  if (!followUp || followUp.original_work_item_id === null || !isFollowUp(followUp.kind)) return false;
   const request = storedRequest(followUp.request);
   const events: PendingEvents = [];
-  const result = await applyToOriginal(
+  const result = await APPLIED[followUp.kind](
     tx,
-    { companyId: claim.companyId, workItemId: claim.workItemId, kind: followUp.kind, originalWorkItemId: Number(followUp.original_work_item_id), changes: request.changes as Record<string, unknown> | undefined },
+    { companyId: claim.companyId, workItemId: claim.workItemId, originalWorkItemId: Number(followUp.original_work_item_id), changes: request.changes as Record<string, unknown> | undefined },
     now,
     "by the Authority",
     events,
   );
   const done = await transition(
     tx,
-    DOCUMENT_SQL.claimedFollowUpSucceeded,
+    FOLLOW_UP_SQL.claimedFollowUpSucceeded,
     [claim.companyId, claim.workItemId, claim.owner, JSON.stringify(result), now],
     { companyId: claim.companyId, now, from: "InProgress", history: [{ kind: "attempt", detail: "Accepted by the Authority" }, { kind: "status", status: "Successful" }], event: "workitem.succeeded" },
     events,
@@ -152,12 +163,12 @@ async function knownKey(tx: Queryable, input: NewFollowUp): Promise<AddFollowUpO
   const { idempotency } = input;
   if (!idempotency) return undefined;
   const row = await tx.one<{ request_hash: string; work_batch_id: number | string | null; work_item_id: number | string | null; created_at: string | Date }>(
-    DOCUMENT_SQL.findIdempotencyKey,
+    FOLLOW_UP_SQL.findIdempotencyKey,
     [input.companyId, idempotency.key],
   );
   if (!row) return undefined;
   if (Date.parse(iso(row.created_at)) + idempotency.retentionSeconds * 1000 <= Date.parse(input.now)) {
-    await tx.run(DOCUMENT_SQL.deleteIdempotencyKey, [input.companyId, idempotency.key]);
+    await tx.run(FOLLOW_UP_SQL.deleteIdempotencyKey, [input.companyId, idempotency.key]);
     return undefined;
   }
   if (row.request_hash !== idempotency.requestHash || row.work_item_id === null || row.work_batch_id === null) return { kind: "keyReused" };
@@ -169,7 +180,7 @@ function refusalFor(original: Original, input: NewFollowUp): FollowUpRefusal | u
   const status = original.status as WorkItemStatus;
   if (CLOSED.has(status)) return { code: "ORIGINAL_CLOSED", originalStatus: status };
   if (Number(original.withdrawals_pending) > 0) return { code: "WITHDRAWAL_PENDING", originalStatus: status };
-  if (input.kind === "change" && Date.parse(input.now) > cutoffMs(original, input)) return { code: "CHANGE_CUTOFF_PASSED", originalStatus: status };
+  if (FOLLOW_UP_RULES[input.kind].cutoff && Date.parse(input.now) > cutoffMs(original, input)) return { code: "CHANGE_CUTOFF_PASSED", originalStatus: status };
   return undefined;
 }
 

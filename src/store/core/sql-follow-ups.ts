@@ -1,11 +1,11 @@
 /**
- * The statements of changes and withdrawals (SPEC §15; core/documents.ts), written once for both
+ * The statements of changes and withdrawals (SPEC §15; core/follow-ups.ts), written once for both
  * backends. Every statement names its company.
  */
 import { statement } from "../port.ts";
 import { ITEM_COLUMNS, MOVED_COLUMNS } from "./sql.ts";
 
-export const DOCUMENT_SQL = {
+export const FOLLOW_UP_SQL = {
   findIdempotencyKey: statement(
     "follow_up_find_idempotency_key",
     "SELECT request_hash, work_batch_id, work_item_id, created_at FROM idempotency_keys WHERE company_id = $1 AND idempotency_key = $2",
