@@ -15,14 +15,14 @@ import { hasCommand, stopAllOnSignals } from "../scripts/lib/processes.ts";
 import { choosePinning } from "./lib/processes.ts";
 import { summariseProfile } from "./lib/profile.ts";
 import { consoleTable, errorsOf, markdown, svgChart } from "./lib/report.ts";
-import { baselineTemplates, templatesFor, type BenchTenant, type RequestTemplate } from "./lib/routes.ts";
-import { buildProduction, createTenants, login, ROOT, seedItems, startCeiling, startHelperServer, startServer, type Started } from "./lib/setup.ts";
+import { baselineTemplates, ROUTE_METHOD, templatesFor, type BenchTenant, type RequestTemplate } from "./lib/routes.ts";
+import { runGrowth } from "./lib/growth.ts";
+import { IntakeLedger, openSession, type Session } from "./lib/session.ts";
+import { buildProduction, createTenants, ROOT, startCeiling, startHelperServer, startServer } from "./lib/setup.ts";
 import { buildRevision, type SideBuild } from "./lib/side-build.ts";
-import { postgresBenchStore, sqliteBenchStore, type BenchStore } from "./lib/stores.ts";
+import { postgresBenchStore } from "./lib/stores.ts";
 import { evaluateTargets } from "./lib/targets.ts";
 
-const METHOD: Record<RouteName, "GET" | "POST"> = { Authenticate: "POST", Ping: "GET", AddWorkItemCreate: "POST", WorkItem: "GET", WorkItems: "GET" };
-const SEED_PER_COMPANY = 100;
 
 const startedAt = new Date();
 const stamp = startedAt.toISOString().replace(/[:.]/g, "-").replace(/-\d{3}Z$/, "Z");
@@ -33,64 +33,6 @@ function chooseLoader(wanted: BenchOptions["loader"]): LoaderName {
   if (hasCommand("wrk")) return "wrk";
   if (wanted === "wrk") throw new Error("--loader wrk: wrk is not installed (apt-get install wrk)");
   return "autocannon";
-}
-
-/** Accounts for every 200 of an intake route, so the stored rows can be checked afterwards. */
-class IntakeLedger {
-  seeded = 0;
-  warmup = 0;
-  timed = 0;
-  /** Requests possibly committed but never answered (autocannon hangs up on them). */
-  uncertain = 0;
-  record(m: Measurement, connections: number) {
-    for (const [part, result] of [["warmup", m.warmup], ["timed", m.load]] as const) {
-      if (!result) continue;
-      this[part] += result.ok200 ?? 0;
-      this.uncertain += result.unanswered ?? connections * result.runs;
-    }
-  }
-  get answered() {
-    return this.seeded + this.warmup + this.timed;
-  }
-  check(name: string, stored: number): Check {
-    const ok = this.uncertain === 0 ? stored === this.answered : stored >= this.answered && stored <= this.answered + this.uncertain;
-    const parts = `${this.seeded.toLocaleString("en-US")} seeded or preloaded + ${this.warmup.toLocaleString("en-US")} warm-up + ${this.timed.toLocaleString("en-US")} timed 200 answers`;
-    const detail =
-      this.uncertain === 0
-        ? `${stored.toLocaleString("en-US")} items stored, ${this.answered.toLocaleString("en-US")} acknowledged (${parts}); no request was left unanswered`
-        : `${stored.toLocaleString("en-US")} items stored, ${this.answered.toLocaleString("en-US")} acknowledged (${parts}); up to ${this.uncertain} more may have been committed after the load generator hung up`;
-    return { name, ok, detail };
-  }
-}
-
-interface Session {
-  store: BenchStore;
-  server: Started;
-  tenants: BenchTenant[];
-  ledger: IntakeLedger;
-}
-
-async function openSession(options: BenchOptions, label: string, serverCpus: string | undefined, root = ROOT): Promise<Session> {
-  const store = options.store === "sqlite" ? sqliteBenchStore(options.keep) : await postgresBenchStore(options.postgresUrl, options.keep, label);
-  log(`${label}: ${store.description}; creating ${options.companies} companies and keys with the CLI`);
-  let created;
-  try {
-    created = await createTenants(store, options.companies, root);
-  } catch (error) {
-    await store.cleanup();
-    if (options.store === "postgres") {
-      throw new Error(`the PostgreSQL store is missing or does not work yet (DATABASE_URL=postgres://…): ${(error as Error).message.split("\n").slice(-1)[0]}`);
-    }
-    throw error;
-  }
-  const server = await startServer(store, serverCpus, [], root);
-  const baseUrl = `http://127.0.0.1:${server.port}`;
-  const tenants: BenchTenant[] = [];
-  for (const t of created) tenants.push({ ...t, token: await login(baseUrl, t.apiKey, t.secret), itemIds: [] });
-  const ledger = new IntakeLedger();
-  ledger.seeded = await seedItems(baseUrl, tenants, SEED_PER_COMPANY);
-  log(`${label}: server pid ${server.pid} on port ${server.port}; ${ledger.seeded} items seeded over HTTP`);
-  return { store, server, tenants, ledger };
 }
 
 async function main(): Promise<number> {
@@ -185,13 +127,13 @@ async function main(): Promise<number> {
         {
           name: route,
           target: "server",
-          method: METHOD[route],
+          method: ROUTE_METHOD[route],
           pid: server.pid,
           port: server.port,
           requests: templatesFor(route, s.tenants),
           countAnswers: route === "AddWorkItemCreate",
         },
-        ceilingFor(route, METHOD[route]),
+        ceilingFor(route, ROUTE_METHOD[route]),
       );
       if (route === "AddWorkItemCreate") s.ledger.record(result.route, options.connections);
       record(result);
@@ -326,14 +268,14 @@ async function measureSideBySide(
         {
           name: route,
           target: "server",
-          method: METHOD[route],
+          method: ROUTE_METHOD[route],
           phase: `${build.label}, round ${round}/${options.rounds}`,
           pid: session.server.pid,
           port: session.server.port,
           requests: templatesFor(route, session.tenants),
           countAnswers: route === "AddWorkItemCreate",
         },
-        ceilingFor(route, METHOD[route]),
+        ceilingFor(route, ROUTE_METHOD[route]),
       );
       if (route === "AddWorkItemCreate") session.ledger.record(result.route, options.connections);
       record(result);
@@ -382,66 +324,6 @@ async function measureBaseline(
   ledger.record(result.route, options.connections);
   checks.push(ledger.check("pg baseline: every acknowledged item is stored", await store.countItems()));
   return result;
-}
-
-/**
- * Growth: three fresh stores and servers side by side, an empty one (just the seeded items), one
- * of 10,000 items and one of `growthItems`, preloaded with bulk SQL. Sizes are compared in
- * alternating slices (like a route and the ceiling), so drift in the machine's load falls on both
- * alike. Paging is measured before intake, since intake adds items.
- */
-async function runGrowth(
-  options: BenchOptions,
-  ctx: MeasureContext,
-  serverCpus: string | undefined,
-  record: (result: { route: Measurement; ceiling?: Measurement }) => void,
-  checks: Check[],
-  cleanups: Array<() => Promise<void>>,
-): Promise<void> {
-  const label = (n: number) => (n >= 1_000_000 ? `${n / 1_000_000}M items` : `${(n / 1000).toLocaleString("en-US")}k items`);
-  const sizes = [
-    { name: "empty store", total: 0 },
-    { name: label(10_000), total: 10_000 },
-    { name: label(options.growthItems), total: options.growthItems },
-  ];
-  const sessions: Session[] = [];
-  for (const size of sizes) {
-    const session = await openSession(options, `growth_${size.total}`, serverCpus);
-    sessions.push(session);
-    cleanups.push(async () => {
-      await session.server.stop();
-      await session.store.cleanup();
-    });
-    if (size.total === 0) continue;
-    log(`growth: preloading up to ${size.total.toLocaleString("en-US")} items with bulk SQL`);
-    const started = Date.now();
-    await session.store.preload(size.total, session.tenants.map((t) => t.companyId), 1000, (done) => {
-      if (process.stderr.isTTY) process.stderr.write(`\r  preloaded ${done.toLocaleString("en-US")} items`);
-    });
-    if (process.stderr.isTTY) process.stderr.write("\n");
-    const stored = await session.store.countItems();
-    log(`growth: ${stored.toLocaleString("en-US")} items stored (preload took ${((Date.now() - started) / 1000).toFixed(0)} s)`);
-    // Preloaded rows were never acknowledged over HTTP; the ledger counts them with the seeded ones.
-    session.ledger.seeded += stored - session.ledger.answered;
-  }
-  const input = (route: RouteName, index: number): MeasureInput => ({
-    name: route,
-    target: "server",
-    method: METHOD[route],
-    phase: sizes[index]!.name,
-    pid: sessions[index]!.server.pid,
-    port: sessions[index]!.server.port,
-    requests: templatesFor(route, sessions[index]!.tenants),
-    countAnswers: route === "AddWorkItemCreate",
-  });
-  record(await measure(ctx, input("WorkItems", 1), input("WorkItems", 2)));
-  const intake = await measure(ctx, input("AddWorkItemCreate", 0), input("AddWorkItemCreate", 2));
-  sessions[0]!.ledger.record(intake.route, options.connections);
-  sessions[2]!.ledger.record(intake.ceiling!, options.connections);
-  record(intake);
-  for (const [index, session] of sessions.entries()) {
-    checks.push(session.ledger.check(`growth (${sizes[index]!.name}): every acknowledged item is stored`, await session.store.countItems()));
-  }
 }
 
 // The server and load generator lead their own process groups, out of reach of Ctrl-C: stop them with the bench.

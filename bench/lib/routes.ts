@@ -5,6 +5,9 @@
  */
 import type { RouteName } from "./options.ts";
 
+/** The method each route is called with. */
+export const ROUTE_METHOD: Record<RouteName, "GET" | "POST"> = { Authenticate: "POST", Ping: "GET", AddWorkItemCreate: "POST", WorkItem: "GET", WorkItems: "GET" };
+
 export interface RequestTemplate {
   method: "GET" | "POST";
   path: string;
