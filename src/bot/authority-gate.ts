@@ -1,13 +1,13 @@
 /**
  * Everything the bot's calls to an authority pass through (SPEC §10, §14): the authority's
  * capacity, shared by every worker process through the store (src/scheduler/capacity.ts), and
- * the circuit breaker, shared the same way (src/scheduler/breaker.ts).
+ * the circuit breaker, shared the same way (src/scheduler/breaker.ts; this process's side of it
+ * is src/bot/shared-breaker.ts).
  *
  * A call waits in this process's line for its kind, asks the store for a slot (which also looks
  * at the breaker), waits for its send time (the rate limit), looks at the breaker once more when
  * it waited, and only then goes. So once the breaker is open no call leaves, not even one that
- * was already waiting. The breaker is read from the store at most once a second for `mayCall`,
- * and written only when it changes.
+ * was already waiting.
  *
  * A call that ends hands its slot to the first call waiting in its line when the store allows
  * (`handOverAuthoritySlot`, which looks at the breaker too): one write between two calls on the
@@ -18,9 +18,10 @@ import { AuthorityMisconfiguredError, AuthorityTimeoutError, type AuthorityAdapt
 import type { Config } from "../config.ts";
 import { isRetryable } from "../lib/backoff.ts";
 import { signal, Wakeup } from "../lib/concurrency.ts";
-import { admission, afterCall, type BreakerView } from "../scheduler/breaker.ts";
+import { admission, type BreakerView } from "../scheduler/breaker.ts";
 import type { CallKind } from "../scheduler/capacity.ts";
 import type { SlotGrant, Store } from "../store/store.ts";
+import { createSharedBreaker } from "./shared-breaker.ts";
 
 /** What `call` answers when the breaker kept the call from being made. */
 export const BREAKER_OPEN = Symbol("the authority's circuit breaker is open");
@@ -54,8 +55,6 @@ export interface AuthorityGate {
   breakerReason(): string | null;
 }
 
-/** How stale this process's view of the shared breaker may be for `mayCall`. */
-const BREAKER_REFRESH_MS = 1000;
 /** How often the first caller in line asks the store again while every slot is taken. */
 const SLOT_POLL_MS = 15;
 /** A slot is held past its send time for the call's timeout and this much more; a holder that died frees it then. */
@@ -82,12 +81,7 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
   const { store, adapter, config, owner } = deps;
   const clock = deps.clock ?? (() => new Date());
   const authority = adapter.name;
-  let breaker: BreakerView = { state: "closed", until: null };
-  let readAt = Number.NEGATIVE_INFINITY;
-  let failuresInARow = 0;
-  /** While this process asks for or makes the probe: resolves when its answer has opened or closed the breaker. */
-  let probeSettled: Promise<void> | undefined;
-  let settleProbe = () => {};
+  const breaker = createSharedBreaker({ store, authority, config, owner, clock });
   let calls = 0;
   const lines: Record<CallKind, Line> = { submit: new Line(), status: new Line() };
   /** Wakes the callers waiting in line when this process gives a slot back. */
@@ -97,56 +91,6 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
   /** How long a slot is held past its send time: a holder that died frees it then. */
   const holdMs = config.authorityTimeoutMs + SLOT_GRACE_MS;
   const waiting: Partial<Record<CallKind, Waiter>> = {};
-
-  async function current(fresh = false): Promise<BreakerView> {
-    const now = clock().getTime();
-    if (fresh || now - readAt >= BREAKER_REFRESH_MS) {
-      breaker = await store.getAuthorityBreaker(authority);
-      readAt = now;
-    }
-    return breaker;
-  }
-
-  async function change(to: "open" | "close", reason: string | null = null): Promise<void> {
-    const now = clock();
-    if (to === "open") {
-      const until = new Date(now.getTime() + config.authorityBreakerSeconds * 1000).toISOString();
-      await store.openAuthorityBreaker(authority, { until, now: now.toISOString(), reason });
-      breaker = { state: "open", until, reason };
-    } else {
-      await store.closeAuthorityBreaker(authority, now.toISOString());
-      breaker = { state: "closed", until: null };
-    }
-    readAt = now.getTime();
-  }
-
-  /**
-   * True when this process got the one probe call. Its other calls do not race it for the probe:
-   * from the first ask on they wait for the probe's answer (`probeSettled`).
-   */
-  async function claimProbe(): Promise<boolean> {
-    if (probeSettled) return false;
-    const settled = signal();
-    probeSettled = settled.promise;
-    settleProbe = () => {
-      probeSettled = undefined;
-      settled.resolve();
-    };
-    const now = clock();
-    // The probe's turn lasts as long as one call may: a probe whose process died frees it then.
-    const until = new Date(now.getTime() + config.authorityTimeoutMs + 1000).toISOString();
-    const won = await store.claimAuthorityBreakerProbe(authority, { owner, until, now: now.toISOString() }).catch((error: unknown) => {
-      settleProbe();
-      throw error;
-    });
-    if (!won) {
-      readAt = Number.NEGATIVE_INFINITY;
-      settleProbe();
-      return false;
-    }
-    breaker = { state: "halfOpen", until, reason: breaker.reason ?? null };
-    return true;
-  }
 
   /**
    * A slot for one call, in this process's line for `kind`; undefined when the breaker is open.
@@ -178,7 +122,7 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
         } finally {
           if (waiting[kind] === waiter) delete waiting[kind];
         }
-        if (grant.kind === "breakerOpen") readAt = Number.NEGATIVE_INFINITY;
+        if (grant.kind === "breakerOpen") breaker.forget();
         if (grant.kind === "granted" || grant.kind === "breakerOpen" || stop?.aborted) {
           await giveBack(waiter, holder);
           return grant.kind === "granted" ? grant : undefined;
@@ -226,17 +170,17 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
 
     async call(kind, work, stop) {
       let probe = false;
-      let seen = await current();
+      let seen = await breaker.current();
       // This process asks for or makes the probe: its answer decides, so wait for it instead of giving up.
-      if (admission(seen, clock().getTime()) !== "go" && probeSettled) {
-        await probeSettled;
-        seen = breaker;
+      if (admission(seen, clock().getTime()) !== "go" && breaker.probeOut) {
+        await breaker.probeOut;
+        seen = breaker.last;
       }
       if (admission(seen, clock().getTime()) !== "go") {
-        if (admission(seen, clock().getTime()) === "wait" || !(await claimProbe())) return BREAKER_OPEN;
+        if (admission(seen, clock().getTime()) === "wait" || !(await breaker.claimProbe())) return BREAKER_OPEN;
         probe = true;
       }
-      const settle = probe ? settleProbe : () => {};
+      const settle = probe ? () => breaker.settleProbe() : () => {};
       calls += 1;
       const holder = `${owner}#${calls}`;
       const slot = await takeSlot(kind, holder, probe, stop).catch((error: unknown) => {
@@ -254,21 +198,20 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
         if (waitMs > 0) {
           await sleep(waitMs);
           // It waited: the breaker may have opened meanwhile, and then this call does not go.
-          if (!probe && (await current(true)).state !== "closed") return BREAKER_OPEN;
+          if (!probe && (await breaker.current(true)).state !== "closed") return BREAKER_OPEN;
         }
         const answer = await work(adapter).catch(async (error: unknown): Promise<typeof BREAKER_OPEN> => {
           // The authority refused the call itself (401/403/404/405): our fault, not the document's.
           // Filing stops as for an open breaker, with the reason for operators; no attempt is spent.
           if (error instanceof AuthorityMisconfiguredError) {
-            failuresInARow = 0;
-            await change("open", error.message);
+            await breaker.refused(error.message);
             return BREAKER_OPEN;
           }
           if (error instanceof AuthorityTimeoutError) connectionEnded = error.connectionEnded;
-          await afterAnswer(isRetryable(error) ? "transient" : "answered", probe);
+          await breaker.afterAnswer(isRetryable(error) ? "transient" : "answered", probe);
           throw error;
         });
-        if (answer !== BREAKER_OPEN) await afterAnswer("answered", probe);
+        if (answer !== BREAKER_OPEN) await breaker.afterAnswer("answered", probe);
         return answer;
       } finally {
         settle();
@@ -280,26 +223,10 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
       }
     },
 
-    async mayCall() {
-      // This process's probe is out: its answer tells.
-      if (probeSettled) await probeSettled;
-      const state = await current();
-      const now = clock().getTime();
-      const admitted = admission(state, now);
-      if (admitted === "go") return "go";
-      return admitted === "probe" && !probeSettled ? "probe" : false;
-    },
-
-    async nextCallAt() {
-      const state = await current(true);
-      const now = clock().getTime();
-      if (state.state === "closed" || state.until === null) return now;
-      const until = Date.parse(state.until);
-      return state.state === "open" ? until : Math.min(until, now + BREAKER_REFRESH_MS);
-    },
-
-    breakerState: () => breaker.state,
-    breakerReason: () => (breaker.state === "closed" ? null : (breaker.reason ?? null)),
+    mayCall: () => breaker.mayCall(),
+    nextCallAt: () => breaker.nextCallAt(),
+    breakerState: () => breaker.last.state,
+    breakerReason: () => (breaker.last.state === "closed" ? null : (breaker.last.reason ?? null)),
   };
 
   /**
@@ -312,12 +239,6 @@ export function createAuthorityGate(deps: GateDeps): AuthorityGate {
     await connectionEnded;
     await store.releaseAuthoritySlot(authority, slot.slot, holder).catch(() => undefined);
     slotFreed.wake();
-  }
-
-  async function afterAnswer(result: "answered" | "transient", probe: boolean): Promise<void> {
-    const next = afterCall({ failuresInARow, probe, state: breaker.state, result }, config.authorityBreakerFailures);
-    failuresInARow = next.failuresInARow;
-    if (next.change !== "none") await change(next.change);
   }
 }
 

@@ -41,7 +41,8 @@ export async function fileDueItems(pass: Pass): Promise<void> {
       await Promise.all([pass.refreshing, pass.flagging]);
       return claim();
     },
-    (item) => counted(pass, submitItem(pass, item)),
+    // A create is submitted; a change or withdrawal is filed against its original.
+    (item) => counted(pass, isFollowUp(item.kind) ? fileFollowUp(pass, item, item.kind) : submitItem(pass, item)),
     // Nothing due now. While status requests still keep the pass going, stay: when the
     // schedule's next pass is due, the refresh takes up what arrived, which would otherwise wait
     // for a pass that starts only after this one ends. The status loop's own word decides, not
@@ -62,7 +63,6 @@ export async function fileDueItems(pass: Pass): Promise<void> {
 
 /** Stage 1 for one item: submit it, and record Submitted, Failed (rejected, or out of attempts) or retried. */
 async function submitItem(pass: Pass, item: DueItem): Promise<StepResult> {
-  if (isFollowUp(item.kind)) return fileFollowUp(pass, item, item.kind);
   const { deps, clock } = pass;
   const started = clock();
   let outcome: ItemOutcome;

@@ -15,7 +15,7 @@ const html = (description: string, example: string) => ({
 const DocsPageSchema = {
   summary: "This interactive API reference (served offline, no CDN)",
   operationId: "GetDocsPage",
-  tags: ["Operations"],
+  tags: ["Service"],
   security: [],
   response: { 200: html("the reference page", "<!-- HTML --><title>Swagger UI</title>"), ...publicResponses() },
 };
@@ -24,7 +24,7 @@ const DocsPageSchema = {
 export const OpenApiDocumentSchema = {
   summary: "The OpenAPI 3.1 document of this API",
   operationId: "GetOpenApiDocument",
-  tags: ["Operations"],
+  tags: ["Service"],
   security: [],
   response: {
     200: Type.Unsafe<Record<string, unknown>>({

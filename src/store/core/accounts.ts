@@ -5,7 +5,7 @@ import { toApiKey, toCompany, type ApiKeyRow, type CompanyRow } from "../rows.ts
 import type { Store } from "../store.ts";
 import { SQL } from "./sql.ts";
 
-type AccountOperations = Pick<
+type AccountPart = Pick<
   Store,
   "createCompany" | "getCompany" | "createApiKey" | "findApiKey" | "listApiKeys" | "revokeApiKey"
 >;
@@ -13,7 +13,7 @@ type AccountOperations = Pick<
 /** Tries for the next free company id; a concurrent create may take it first. */
 const NEXT_ID_ATTEMPTS = 5;
 
-export function accountOperations(db: DatabasePort): AccountOperations {
+export function accountsStore(db: DatabasePort): AccountPart {
   return {
     async createCompany({ companyId, name }) {
       const now = new Date().toISOString();

@@ -15,7 +15,7 @@ import { emitEvents } from "./events.ts";
 import { SQL } from "./sql.ts";
 import { transition, type HistoryEntry, type MovedRow } from "./transition.ts";
 
-type BotOperations = Pick<Store, "recordItemOutcome" | "flagDeadlinesAtRisk">;
+type BotPart = Pick<Store, "recordItemOutcome" | "flagDeadlinesAtRisk">;
 
 /** The event an outcome emits; `pending` only for the item's first status request (SPEC §10). */
 function eventOf(outcome: ItemOutcome, row: MovedRow): WebhookEventType | undefined {
@@ -88,7 +88,7 @@ function outcomeUpdate(key: unknown[], outcome: ItemOutcome, now: string): [Stat
   }
 }
 
-export function botOperations(db: DatabasePort): BotOperations {
+export function botStore(db: DatabasePort): BotPart {
   return {
     recordItemOutcome(claim, outcome, { now }) {
       return db.transaction(async (tx) => {

@@ -8,7 +8,7 @@ import { isoOrNull } from "../rows.ts";
 import type { AuthorityBreaker, BreakerStore } from "../store.ts";
 import { BREAKER_SQL } from "./sql-breaker.ts";
 
-export function breakerOperations(db: DatabasePort): BreakerStore {
+export function breakerStore(db: DatabasePort): BreakerStore {
   return {
     async getAuthorityBreaker(authority) {
       const row = await db.one<{ state: AuthorityBreaker["state"]; until: string | Date | null; reason: string | null }>(BREAKER_SQL.getAuthorityBreaker, [authority]);

@@ -23,7 +23,7 @@ interface SlotRow {
   held_until_ms: number | string;
 }
 
-export function capacityOperations(db: DatabasePort): CapacityStore {
+export function capacityStore(db: DatabasePort): CapacityStore {
   /** Authorities whose capacity row exists: created once per process. */
   const capacityReady = new Set<string>();
 

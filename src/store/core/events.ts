@@ -17,7 +17,7 @@ import type { FeedEvent, ListEventsQuery, Store, WebhookEventType } from "../sto
 import type { WorkItemView } from "../../domain/views.ts";
 import { SQL } from "./sql.ts";
 
-type EventOperations = Pick<Store, "listEvents" | "companiesWithExpiredEvents" | "deleteExpiredEvents">;
+type EventPart = Pick<Store, "listEvents" | "companiesWithExpiredEvents" | "deleteExpiredEvents">;
 
 /** The id of an event (`msg_` + 32 hex), as Standard Webhooks suggests: its `webhook-id`. */
 export const newEventId = () => `msg_${randomUUID().replace(/-/g, "")}`;
@@ -61,7 +61,7 @@ const toFeedEvent = (row: EventRow): FeedEvent => ({
   dataJson: row.data,
 });
 
-export function eventOperations(db: DatabasePort): EventOperations {
+export function eventsStore(db: DatabasePort): EventPart {
   return {
     async listEvents(companyId, query) {
       const { statement, values } = listEventsStatement(companyId, query);

@@ -27,7 +27,7 @@ import { BATCH_SQL } from "./batches.ts";
 import { FILING_SQL } from "./sql-filing.ts";
 import { dropFilingLaneIfEmpty, moved, transition, type MovedRow } from "./transition.ts";
 
-type FilingQueueOperations = Pick<Store, "companiesWithBotWork" | "queueBatches" | "claimFilingWork" | "claimStatusRequests" | "releaseItems">;
+type FilingQueuePart = Pick<Store, "companiesWithBotWork" | "queueBatches" | "claimFilingWork" | "claimStatusRequests" | "releaseItems">;
 
 type Id = number | string;
 interface LaneRow {
@@ -43,7 +43,7 @@ type Candidate = QueuedItem & { lane: Lane; unknown: boolean };
 /** Rounds of reading lanes in one claim: each round either fills the claim or finds a lane that ran dry. */
 const MAX_CLAIM_ROUNDS = 8;
 
-export function filingQueueOperations(db: DatabasePort): FilingQueueOperations {
+export function filingQueueStore(db: DatabasePort): FilingQueuePart {
   return {
     async companiesWithBotWork() {
       const rows = await db.all<{ company_id: Id; to_queue: Id }>(FILING_SQL.companiesWithBotWork);

@@ -3,9 +3,9 @@ import type { DatabasePort } from "../port.ts";
 import type { Store } from "../store.ts";
 import { SQL } from "./sql.ts";
 
-type IdempotencyOperations = Pick<Store, "companiesWithExpiredIdempotencyKeys" | "deleteExpiredIdempotencyKeys">;
+type IdempotencyPart = Pick<Store, "companiesWithExpiredIdempotencyKeys" | "deleteExpiredIdempotencyKeys">;
 
-export function idempotencyOperations(db: DatabasePort): IdempotencyOperations {
+export function idempotencyStore(db: DatabasePort): IdempotencyPart {
   return {
     async companiesWithExpiredIdempotencyKeys({ createdBefore, limit }) {
       const rows = await db.all<{ company_id: number | string }>(SQL.companiesWithExpiredIdempotencyKeys, [createdBefore, limit]);

@@ -57,7 +57,7 @@ async function retryOne(tx: Queryable, companyId: number, workItemId: number, wo
   });
 }
 
-export function operatorActionOperations(db: DatabasePort): OperatorActionsStore {
+export function operatorActionsStore(db: DatabasePort): OperatorActionsStore {
   return {
     setWorkTypePaused(workType, paused, action) {
       return db.transaction(async (tx) => {

@@ -24,7 +24,7 @@ interface ActivityRow {
 
 const noActivity = (): Activity => ({ submitted: 0, succeeded: 0, failed: 0, deliveriesFailed: 0 });
 
-export function operatorReadOperations(db: DatabasePort): OperatorReadsStore {
+export function operatorReadsStore(db: DatabasePort): OperatorReadsStore {
   return {
     async companyOverview({ now }) {
       const since = new Date(Date.parse(now) - DAY_MS).toISOString();

@@ -8,7 +8,7 @@ import { iso } from "../rows.ts";
 import type { Operator, OperatorRole, Store } from "../store.ts";
 import { OPERATOR_SQL } from "./sql-operators.ts";
 
-type OperatorOperations = Pick<
+type OperatorPart = Pick<
   Store,
   | "createOperator"
   | "listOperators"
@@ -39,7 +39,7 @@ export const toOperator = (row: OperatorRow): Operator => ({
   createdAt: iso(row.created_at),
 });
 
-export function operatorOperations(db: DatabasePort): OperatorOperations {
+export function operatorsStore(db: DatabasePort): OperatorPart {
   return {
     async createOperator({ operatorId, email, role, passwordHash, now }) {
       const row = await db.one<OperatorRow>(OPERATOR_SQL.insertOperator, [operatorId, email, role, passwordHash, now]);

@@ -5,20 +5,20 @@
  */
 import type { DatabasePort } from "../port.ts";
 import type { AddWorkItemOutcome, AddWorkItemsOutcome, NewWorkItem, NewWorkItems, Store, StoreFlags } from "../store.ts";
-import { accountOperations } from "./accounts.ts";
-import { botOperations } from "./bot.ts";
-import { breakerOperations } from "./breaker.ts";
-import { capacityOperations } from "./capacity.ts";
+import { accountsStore } from "./accounts.ts";
+import { botStore } from "./bot.ts";
+import { breakerStore } from "./breaker.ts";
+import { capacityStore } from "./capacity.ts";
 import { addFollowUp } from "./follow-ups.ts";
-import { eventOperations } from "./events.ts";
-import { filingQueueOperations } from "./filing-queue.ts";
-import { idempotencyOperations } from "./idempotency.ts";
-import { operatorActionOperations } from "./operator-actions.ts";
-import { operatorReadOperations } from "./operator-reads.ts";
-import { operatorOperations } from "./operators.ts";
-import { webhookSecretOperations } from "./webhook-secrets.ts";
-import { webhookOperations } from "./webhooks.ts";
-import { workItemOperations } from "./work-items.ts";
+import { eventsStore } from "./events.ts";
+import { filingQueueStore } from "./filing-queue.ts";
+import { idempotencyStore } from "./idempotency.ts";
+import { operatorActionsStore } from "./operator-actions.ts";
+import { operatorReadsStore } from "./operator-reads.ts";
+import { operatorsStore } from "./operators.ts";
+import { webhookSecretsStore } from "./webhook-secrets.ts";
+import { webhooksStore } from "./webhooks.ts";
+import { workItemsStore } from "./work-items.ts";
 
 /** What a backend folder provides. */
 export interface Backend {
@@ -45,18 +45,18 @@ export function createSqlStore(backend: Backend): Store {
     getOrCreateServerKey: (name, candidate) => backend.getOrCreateServerKey(name, candidate),
     addWorkItems: (input) => backend.addWorkItems(input),
     addFollowUp: (input) => addFollowUp(db, input),
-    ...accountOperations(db),
-    ...workItemOperations(db),
-    ...botOperations(db),
-    ...capacityOperations(db),
-    ...breakerOperations(db),
-    ...filingQueueOperations(db),
-    ...webhookSecretOperations(db),
-    ...webhookOperations(db),
-    ...eventOperations(db),
-    ...idempotencyOperations(db),
-    ...operatorOperations(db),
-    ...operatorReadOperations(db),
-    ...operatorActionOperations(db),
+    ...accountsStore(db),
+    ...workItemsStore(db),
+    ...botStore(db),
+    ...capacityStore(db),
+    ...breakerStore(db),
+    ...filingQueueStore(db),
+    ...webhookSecretsStore(db),
+    ...webhooksStore(db),
+    ...eventsStore(db),
+    ...idempotencyStore(db),
+    ...operatorsStore(db),
+    ...operatorReadsStore(db),
+    ...operatorActionsStore(db),
   };
 }

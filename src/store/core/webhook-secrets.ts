@@ -7,7 +7,7 @@ import { isoOrNull } from "../rows.ts";
 import type { Store } from "../store.ts";
 import { SQL } from "./sql.ts";
 
-type WebhookSecretOperations = Pick<
+type WebhookSecretPart = Pick<
   Store,
   "getWebhookSecrets" | "ensureWebhookSecret" | "rotateWebhookSecret" | "revokePreviousWebhookSecret" | "plaintextWebhookSecrets" | "replaceStoredWebhookSecrets"
 >;
@@ -18,7 +18,7 @@ interface SecretsRow {
   webhook_secret_previous_until: string | Date | null;
 }
 
-export function webhookSecretOperations(db: DatabasePort): WebhookSecretOperations {
+export function webhookSecretsStore(db: DatabasePort): WebhookSecretPart {
   return {
     async getWebhookSecrets(companyId) {
       const row = await db.one<SecretsRow>(SQL.getWebhookSecrets, [companyId]);

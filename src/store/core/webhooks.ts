@@ -7,7 +7,7 @@ import { toWebhookDelivery, toWebhookDeliveryRecords, type DeliveryAttemptRow, t
 import type { ListWebhookDeliveriesQuery, Store, WebhookDelivery, WebhookDeliveryStatus } from "../store.ts";
 import { SQL } from "./sql.ts";
 
-type WebhookOperations = Pick<
+type WebhookPart = Pick<
   Store,
   | "companiesWithDueDeliveries"
   | "claimWebhookDeliveries"
@@ -22,7 +22,7 @@ type WebhookOperations = Pick<
 
 const STATUS = { delivered: "Delivered", retried: "Pending", failed: "Failed" } as const;
 
-export function webhookOperations(db: DatabasePort): WebhookOperations {
+export function webhooksStore(db: DatabasePort): WebhookPart {
   const companiesWithDueDeliveries: Store["companiesWithDueDeliveries"] = async ({ now, limit, maxInFlight }) =>
     (await db.all<{ company_id: number | string }>(SQL.companiesWithDueDeliveries, [now, limit, maxInFlight])).map((row) => Number(row.company_id));
   const claimWebhookDeliveries: Store["claimWebhookDeliveries"] = async ({ companyId, owner, now, leaseExpiresAt, limit, maxInFlight }) =>

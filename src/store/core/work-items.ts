@@ -7,12 +7,12 @@ import { workItemViewColumn } from "./item-json.ts";
 import { transition } from "./transition.ts";
 import { ITEM_COLUMNS, SQL } from "./sql.ts";
 
-type WorkItemOperations = Pick<Store, "getWorkItem" | "getWorkItemJson" | "getWorkBatch" | "listWorkItems" | "listWorkItemsJson" | "cancelWorkItem">;
+type WorkItemPart = Pick<Store, "getWorkItem" | "getWorkItemJson" | "getWorkBatch" | "listWorkItems" | "listWorkItemsJson" | "cancelWorkItem">;
 
 /** A row of a JSON read: the item's id and its view as text, or null when the row needs rows.ts's mapping (core/item-json.ts). */
 type ViewRow = { work_item_id: number | string; view: string | null };
 
-export function workItemOperations(db: DatabasePort): WorkItemOperations {
+export function workItemsStore(db: DatabasePort): WorkItemPart {
   /** The rare row the database left to rows.ts: its view, stringified; undefined when the item went meanwhile (retention). */
   const viewText = async (companyId: number, row: ViewRow): Promise<string | undefined> => {
     const item = await db.one<WorkItemRow>(SQL.getWorkItem, [companyId, row.work_item_id]);

@@ -19,14 +19,14 @@ const METRICS_EXAMPLE = [
 
 export async function registerOps(app: FastifyInstance, ctx: AppContext): Promise<void> {
   app.get("/healthz", {
-    schema: { summary: "200 while the process runs", operationId: "GetHealth", tags: ["Operations"], security: [], response: { 200: HealthStatus, ...publicResponses() } },
+    schema: { summary: "200 while the process runs", operationId: "GetHealth", tags: ["Service"], security: [], response: { 200: HealthStatus, ...publicResponses() } },
     handler: async () => ({ status: "ok" }),
   });
   app.get("/readyz", {
     schema: {
       summary: "200 when the store answers, else 503",
       operationId: "GetReadiness",
-      tags: ["Operations"],
+      tags: ["Service"],
       security: [],
       response: { 200: ReadyStatus, ...publicResponses(503) },
     },
@@ -44,7 +44,7 @@ export async function registerOps(app: FastifyInstance, ctx: AppContext): Promis
     schema: {
       summary: "Prometheus metrics (text exposition format)",
       operationId: "GetMetrics",
-      tags: ["Operations"],
+      tags: ["Service"],
       security: [],
       response: {
         200: { description: "every work_item_api_* metric", content: { "text/plain": { schema: Type.String(), example: METRICS_EXAMPLE } } },
