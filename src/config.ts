@@ -25,6 +25,7 @@ export const EnvSchema = Type.Object({
     description: "sqlite:<path> or postgres://…",
   }),
   DATABASE_POOL_SIZE: Int(1, 1000, 10, "PostgreSQL connections per process (keep N processes × this below the server's limit, or use a pooler)"),
+  MIGRATE_ON_START: Type.Boolean({ default: true, description: "apply pending migrations when the process starts; false: refuse to start while one is pending (run `db migrate` as a step of its own)" }),
   JWT_SECRET: Type.Optional(
     Type.String({ minLength: 32, description: "HS256 key (UTF-8 bytes of the text); generated and kept by the store when unset" }),
   ),
@@ -145,6 +146,8 @@ export interface Config {
   /** Settings of the authority simulator, standalone or built in. */
   authoritySim: AuthoritySimSettings;
   webhookAllowPrivateNetworks: boolean;
+  /** MIGRATE_ON_START: apply pending migrations at start; false: refuse to start while one is pending. */
+  migrateOnStart: boolean;
   webhookTimeoutMs: number;
   webhookRetryBaseMs: number;
   webhookRetryMaxMs: number;
@@ -271,6 +274,7 @@ export function loadConfig(source: EnvSource = process.env, overrides: Partial<E
       decisionDelayMs: env.AUTHORITY_SIM_DECISION_DELAY_MS,
     }),
     webhookAllowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    migrateOnStart: env.MIGRATE_ON_START,
     webhookTimeoutMs: env.WEBHOOK_TIMEOUT_MS,
     webhookRetryBaseMs: env.WEBHOOK_RETRY_BASE_MS,
     webhookRetryMaxMs: Math.max(env.WEBHOOK_RETRY_MAX_MS, env.WEBHOOK_RETRY_BASE_MS),

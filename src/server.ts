@@ -30,7 +30,7 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = createLogger(config);
-  const store = await openStore(config.store);
+  const store = await openStore(config.store, { migrations: config.migrateOnStart ? "apply" : "require" });
   if (config.role !== "all" && store.flags.singleWriter) {
     logger.warn(
       { role: config.role },

@@ -1,7 +1,7 @@
 /** The shape of one CLI command: its flags, what it does, and how it reads to a person. */
 import type { ParseArgsConfig } from "node:util";
 import type { Config } from "../config.ts";
-import type { Store } from "../store/store.ts";
+import type { MigrationMode, Store } from "../store/store.ts";
 
 export type Flags = Record<string, string | boolean | undefined>;
 
@@ -19,6 +19,8 @@ export interface Command {
   usage: string;
   summary: string;
   options: NonNullable<ParseArgsConfig["options"]>;
+  /** How the store is opened for it; default as MIGRATE_ON_START says ("apply", or "require"). */
+  migrations?: MigrationMode;
   run(context: { store: Store; config: Config; flags: Flags }): Promise<unknown>;
   /** Text for a person; --json prints the run's result instead. */
   human(result: unknown): string;

@@ -12,7 +12,7 @@ import { parseArgs } from "node:util";
 import { CommandFailedError, UsageError, type Command } from "./command.ts";
 import { botRunOnce } from "./commands/bot.ts";
 import { companiesCreate } from "./commands/companies.ts";
-import { dbDistribute } from "./commands/db.ts";
+import { dbDistribute, dbMigrate, dbStatus } from "./commands/db.ts";
 import { keysCreate, keysList, keysRevoke } from "./commands/keys.ts";
 import { operatorCommands } from "./commands/operators.ts";
 import { webhooksSecret } from "./commands/webhooks.ts";
@@ -20,7 +20,7 @@ import { webhooksSecret } from "./commands/webhooks.ts";
 /** As the README says to call it: `-s` keeps npm's banner off stdout, so `--json` prints one document. */
 const HOW_TO_CALL = "npm run -s cli --";
 
-export const commands: Command[] = [companiesCreate, keysCreate, keysList, keysRevoke, webhooksSecret, botRunOnce, ...operatorCommands, dbDistribute];
+export const commands: Command[] = [companiesCreate, keysCreate, keysList, keysRevoke, webhooksSecret, botRunOnce, ...operatorCommands, dbStatus, dbMigrate, dbDistribute];
 
 function usage(): string {
   const width = Math.max(...commands.map((c) => c.usage.length));
@@ -65,7 +65,7 @@ export async function runCli(argv: string[]): Promise<number> {
     throw error;
   }
   const { openStore } = await import("../store/open-store.ts");
-  const store = await openStore(config.store);
+  const store = await openStore(config.store, { migrations: command.migrations ?? (config.migrateOnStart ? "apply" : "require") });
   try {
     const result = await command.run({ store, config, flags });
     process.stdout.write(flags.json ? `${JSON.stringify(result)}\n` : `${command.human(result)}\n`);

@@ -21,3 +21,50 @@ export function readMigrations(folder: URL): Migration[] {
     .map(({ file, match }) => ({ version: Number(match[1]), name: match[2] ?? file, sql: readFileSync(`${path}/${file}`, "utf8") }))
     .sort((a, b) => a.version - b.version);
 }
+
+/** A migration as the schema records it. */
+export interface AppliedMigration {
+  version: number;
+  name: string;
+  appliedAt: string;
+}
+
+/** What the schema holds against the migrations this version of the code knows (SPEC §18). */
+export interface SchemaStatus {
+  applied: AppliedMigration[];
+  /** Known here, not applied yet: this version needs them. */
+  pending: Array<{ version: number; name: string }>;
+  /** Applied, but unknown here: a later release migrated the schema (additive only, so this version still works). */
+  unknown: AppliedMigration[];
+}
+
+/** How a process treats migrations when it opens the store. */
+export type MigrationMode =
+  /** Apply the pending ones (MIGRATE_ON_START=true). */
+  | "apply"
+  /** Refuse to open while any is pending (MIGRATE_ON_START=false). */
+  | "require"
+  /** Neither (`db status`, `db migrate`). */
+  | "ignore";
+
+export const migrationLabel = (migration: { version: number; name: string }) => `${String(migration.version).padStart(4, "0")}_${migration.name}`;
+
+export function schemaStatus(known: Migration[], applied: AppliedMigration[]): SchemaStatus {
+  const appliedVersions = new Set(applied.map((migration) => migration.version));
+  const knownVersions = new Set(known.map((migration) => migration.version));
+  return {
+    applied: applied.filter((migration) => knownVersions.has(migration.version)),
+    pending: known.filter((migration) => !appliedVersions.has(migration.version)).map(({ version, name }) => ({ version, name })),
+    unknown: applied.filter((migration) => !knownVersions.has(migration.version)),
+  };
+}
+
+/** A process whose schema lacks migrations it needs, with MIGRATE_ON_START=false: it does not start. */
+export class SchemaBehindError extends Error {
+  override name = "SchemaBehindError";
+  constructor(readonly pending: SchemaStatus["pending"]) {
+    super(
+      `the schema lacks ${pending.length === 1 ? "migration" : `${pending.length} migrations`} ${pending.map(migrationLabel).join(", ")} that this version needs: run \`npm run -s cli -- db migrate\` (MIGRATE_ON_START=false)`,
+    );
+  }
+}

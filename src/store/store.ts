@@ -22,6 +22,7 @@
  * operators.ts (their accounts), operator-reads.ts and operator-actions.ts (what operators read
  * and do). Import them from here.
  */
+import type { SchemaStatus } from "./migrations.ts";
 import type { AccountsStore } from "./types/accounts.ts";
 import type { BotStore } from "./types/bot.ts";
 import type { BreakerStore } from "./types/breaker.ts";
@@ -44,6 +45,7 @@ export type * from "./types/operator-reads.ts";
 export type * from "./types/operators.ts";
 export type * from "./types/webhooks.ts";
 export type { WebhookEventType } from "../domain/event-types.ts";
+export type { AppliedMigration, MigrationMode, SchemaStatus } from "./migrations.ts";
 
 /** What differs between the backends, named so that no code outside this folder asks which one it has. */
 export interface StoreFlags {
@@ -63,5 +65,9 @@ export interface Store extends AccountsStore, IntakeStore, BotStore, CapacitySto
 
   /** Resolves when the database answers; rejects with StoreUnavailableError otherwise. */
   ping(): Promise<void>;
+  /** The schema's migrations against the ones this version knows (SPEC §18). */
+  schemaStatus(): Promise<SchemaStatus>;
+  /** Applies the pending migrations and answers the status after (`db migrate`, which runs alone). */
+  migrate(): Promise<SchemaStatus>;
   close(): Promise<void>;
 }

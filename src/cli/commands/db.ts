@@ -1,4 +1,6 @@
+import { migrationLabel } from "../../store/migrations.ts";
 import type { DistributionResult, PlacementStep } from "../../store/postgres/distribution.ts";
+import type { SchemaStatus } from "../../store/store.ts";
 import { CommandFailedError, type Command } from "../command.ts";
 
 const NOTHING_CHANGED = "Nothing was changed.";
@@ -38,5 +40,49 @@ export const dbDistribute: Command = {
     const { tables, schema, citusVersion } = result as Extract<DistributionResult, { citus: true }>;
     const changed = tables.filter((step) => step.outcome === "distributed on company_id" || step.outcome === "made a reference table").length;
     return `Schema ${schema} on Citus ${citusVersion}: ${tables.length} tables in place, ${changed} of them placed now.`;
+  },
+};
+
+const statusLine = (status: SchemaStatus) =>
+  [
+    `${status.applied.length} applied`,
+    status.pending.length === 0 ? "none pending" : `${status.pending.length} pending (${status.pending.map(migrationLabel).join(", ")}): run db migrate`,
+    ...(status.unknown.length === 0 ? [] : [`${status.unknown.length} applied by a later release (${status.unknown.map(migrationLabel).join(", ")})`]),
+  ].join("; ");
+
+export const dbStatus: Command = {
+  name: "db status",
+  usage: "db status [--json]",
+  summary: "the schema's migrations: applied, pending (this version needs them) and any a later release applied; changes nothing",
+  options: {},
+  migrations: "ignore",
+  async run({ store }): Promise<SchemaStatus> {
+    return store.schemaStatus();
+  },
+  human: (result) => {
+    const status = result as SchemaStatus;
+    const lines = status.applied.map((migration) => `applied  ${migrationLabel(migration)}  ${migration.appliedAt}`);
+    lines.push(...status.unknown.map((migration) => `later    ${migrationLabel(migration)}  ${migration.appliedAt}`));
+    lines.push(...status.pending.map((migration) => `pending  ${migrationLabel(migration)}`));
+    return [...lines, statusLine(status)].join("\n");
+  },
+};
+
+export const dbMigrate: Command = {
+  name: "db migrate",
+  usage: "db migrate [--json]",
+  summary: "apply the pending migrations and exit (with MIGRATE_ON_START=false, the step before starting a new release)",
+  options: {},
+  migrations: "ignore",
+  async run({ store, flags }): Promise<{ appliedNow: Array<{ version: number; name: string }>; status: SchemaStatus }> {
+    const before = await store.schemaStatus();
+    if (flags.json !== true && before.pending.length > 0) process.stdout.write(`applying ${before.pending.map(migrationLabel).join(", ")}\n`);
+    const status = await store.migrate();
+    const stillPending = new Set(status.pending.map((migration) => migration.version));
+    return { appliedNow: before.pending.filter((migration) => !stillPending.has(migration.version)), status };
+  },
+  human: (result) => {
+    const { appliedNow, status } = result as { appliedNow: Array<{ version: number; name: string }>; status: SchemaStatus };
+    return `${appliedNow.length === 0 ? "Nothing to apply" : `Applied ${appliedNow.map(migrationLabel).join(", ")}`}. ${statusLine(status)}.`;
   },
 };

@@ -30,6 +30,10 @@ export interface Backend {
   getOrCreateServerKey: Store["getOrCreateServerKey"];
   /** A bulk add through the same fast path, all its items in one transaction. */
   addWorkItems(input: NewWorkItems): Promise<AddWorkItemsOutcome>;
+  /** The schema's migrations against the ones this version knows. */
+  schemaStatus: Store["schemaStatus"];
+  /** Applies the pending migrations (`db migrate`), and answers the status after. */
+  migrate: Store["migrate"];
   /** Settles what is in flight, then closes the database. */
   close(): Promise<void>;
 }
@@ -44,6 +48,8 @@ export function createSqlStore(backend: Backend): Store {
     addWorkItem: (input) => backend.addWorkItem(input),
     getOrCreateServerKey: (name, candidate) => backend.getOrCreateServerKey(name, candidate),
     addWorkItems: (input) => backend.addWorkItems(input),
+    schemaStatus: () => backend.schemaStatus(),
+    migrate: () => backend.migrate(),
     addFollowUp: (input) => addFollowUp(db, input),
     ...accountsStore(db),
     ...workItemsStore(db),

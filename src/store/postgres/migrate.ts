@@ -7,15 +7,30 @@
  * same transaction (docs/scaling.md §3.4).
  */
 import type { Pool } from "pg";
-import { readMigrations } from "../migrations.ts";
+import { readMigrations, schemaStatus, type AppliedMigration, type SchemaStatus } from "../migrations.ts";
 import { placeNewTables } from "./distribution.ts";
 import { storeError } from "./errors.ts";
 
 /** First half of the advisory lock key: "wia" + "m"igrations, to stay clear of other users' locks. */
 const MIGRATION_LOCK_CLASS = 0x7769616d;
 
+const MIGRATIONS = new URL("./migrations/", import.meta.url);
+
+/** The schema's migrations against the ones this version knows; none applied when the schema has no record yet. */
+export async function migrationStatus(pool: Pool, folder = MIGRATIONS): Promise<SchemaStatus> {
+  let rows: Array<{ version: number; name: string; applied_at: Date }>;
+  try {
+    const recorded = await pool.query("SELECT to_regclass('schema_migrations') IS NOT NULL AS recorded");
+    rows = recorded.rows[0]?.recorded ? (await pool.query("SELECT version, name, applied_at FROM schema_migrations ORDER BY version")).rows : [];
+  } catch (error) {
+    throw storeError(error, "PostgreSQL does not answer; cannot read the schema's migrations");
+  }
+  const applied = rows.map((row): AppliedMigration => ({ version: Number(row.version), name: row.name, appliedAt: new Date(row.applied_at).toISOString() }));
+  return schemaStatus(readMigrations(folder), applied);
+}
+
 /** `folder`: the migrations to apply (tests give a copy with one more). */
-export async function migrate(pool: Pool, folder = new URL("./migrations/", import.meta.url)): Promise<void> {
+export async function migrate(pool: Pool, folder = MIGRATIONS): Promise<void> {
   const migrations = readMigrations(folder);
   let client;
   try {

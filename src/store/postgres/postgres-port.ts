@@ -8,7 +8,8 @@ import { AlreadyExistsError, StoreUnavailableError } from "../errors.ts";
 import { dialectFor, type DatabasePort, type Dialect, type Queryable, type Statement } from "../port.ts";
 import type { StoreFlags } from "../store.ts";
 import { storeError } from "./errors.ts";
-import { migrate } from "./migrate.ts";
+import { SchemaBehindError, type MigrationMode, type SchemaStatus } from "../migrations.ts";
+import { migrate, migrationStatus } from "./migrate.ts";
 
 export const POSTGRES_FLAGS: StoreFlags = { singleWriter: false, supportsSkipLocked: true };
 
@@ -66,20 +67,33 @@ export class PostgresPort implements DatabasePort {
     ({ one: this.one, all: this.all, run: this.run } = queryable(pool));
   }
 
-  /** Opens a pool of at most `poolSize` connections and applies pending migrations. */
-  static async open(url: string, poolSize: number): Promise<PostgresPort> {
+  /** Opens a pool of at most `poolSize` connections and, by `mode`, applies pending migrations or refuses to open while any is pending. */
+  static async open(url: string, poolSize: number, mode: MigrationMode = "apply"): Promise<PostgresPort> {
     const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000, application_name: "work-item-api" });
     // An idle connection that dies (a database restart) is dropped by the pool; the next
     // query opens a new one. Without a listener the process would crash.
     pool.on("error", () => undefined);
     try {
-      await migrate(pool);
+      if (mode === "apply") await migrate(pool);
+      if (mode === "require") {
+        const { pending } = await migrationStatus(pool);
+        if (pending.length > 0) throw new SchemaBehindError(pending);
+      }
       await requireReadCommitted(pool);
     } catch (error) {
       await pool.end().catch(() => undefined);
       throw error;
     }
     return new PostgresPort(pool);
+  }
+
+  schemaStatus(): Promise<SchemaStatus> {
+    return migrationStatus(this.pool);
+  }
+
+  async migrate(): Promise<SchemaStatus> {
+    await migrate(this.pool);
+    return migrationStatus(this.pool);
   }
 
   /**

@@ -11,7 +11,7 @@
  */
 import { createSqlStore } from "../core/sql-store.ts";
 import { StoreUnavailableError } from "../errors.ts";
-import type { ServerKeyName, Store } from "../store.ts";
+import type { MigrationMode, ServerKeyName, Store } from "../store.ts";
 import { createAppender } from "./appends.ts";
 import { POSTGRES_FLAGS, PostgresPort } from "./postgres-port.ts";
 import { POSTGRES_SQL } from "./statements.ts";
@@ -21,14 +21,16 @@ export interface PostgresStoreOptions {
   poolSize?: number;
   /** Groups of appends in flight at once, each on its own connection (default 4). */
   addLanes?: number;
+  /** Apply pending migrations (default), refuse to open while any is pending, or neither (SPEC §18). */
+  migrations?: MigrationMode;
 }
 
 /** Row names in signing_secrets; "jwt-hs256" predates the data encryption key. */
 const SERVER_KEY_ROWS: Record<ServerKeyName, string> = { jwt: "jwt-hs256", "data-encryption": "data-encryption-key" };
 
-/** Connects, applies pending migrations, and returns the store. */
+/** Connects, applies pending migrations (or as `options.migrations` says), and returns the store. */
 export async function openPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<Store> {
-  const db = await PostgresPort.open(url, options.poolSize ?? 10);
+  const db = await PostgresPort.open(url, options.poolSize ?? 10, options.migrations);
   const adds = createAppender(db, options.addLanes ?? 4);
   let closing: Promise<void> | undefined;
   return createSqlStore({
@@ -43,6 +45,8 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
       if (closing) return Promise.reject(new StoreUnavailableError("the store is closing"));
       return adds.addMany(input);
     },
+    schemaStatus: () => db.schemaStatus(),
+    migrate: () => db.migrate(),
     async getOrCreateServerKey(name, candidate) {
       await db.run(POSTGRES_SQL.insertSigningSecret, [SERVER_KEY_ROWS[name], candidate]);
       return (await db.one<{ secret: string }>(POSTGRES_SQL.getSigningSecret, [SERVER_KEY_ROWS[name]]))!.secret;

@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { createSqlStore } from "../core/sql-store.ts";
-import { readMigrations } from "../migrations.ts";
+import { readMigrations, SchemaBehindError, schemaStatus, type AppliedMigration, type MigrationMode, type SchemaStatus } from "../migrations.ts";
 import type { ServerKeyName, Store } from "../store.ts";
 import { toStoreError } from "./driver-errors.ts";
 import { IntakeWriter } from "./intake-writer.ts";
@@ -22,15 +22,24 @@ export interface SqliteStore extends Store {
   readonly intake: IntakeWriter;
 }
 
-export function openSqliteStore(path: string): SqliteStore {
+const MIGRATIONS = new URL("./migrations/", import.meta.url);
+
+/** `migrations`: apply the pending ones (default), refuse to open while any is pending, or neither (SPEC §18). */
+export function openSqliteStore(path: string, options: { migrations?: MigrationMode } = {}): SqliteStore {
   mkdirSync(dirname(path), { recursive: true });
+  const mode = options.migrations ?? "apply";
   let db: Database.Database;
   try {
     db = new Database(path);
     applyConnectionPragmas(db);
-    migrate(db);
+    if (mode === "apply") migrate(db);
   } catch (error) {
     throw toStoreError(error);
+  }
+  const pending = mode === "require" ? statusOf(db).pending : [];
+  if (pending.length > 0) {
+    db.close();
+    throw new SchemaBehindError(pending);
   }
   const port = new SqlitePort(db);
   const intake = new IntakeWriter(path);
@@ -41,6 +50,12 @@ export function openSqliteStore(path: string): SqliteStore {
     addWorkItem: (input) => intake.add(input),
     addWorkItems: (input) => intake.addMany(input),
     getOrCreateServerKey: async (name, candidate) => serverKeyFile(join(dirname(path), SERVER_KEY_FILES[name]), candidate),
+    schemaStatus: async () => statusOf(db),
+    // For `db migrate`, which runs alone: each migration is its own IMMEDIATE transaction on this connection.
+    migrate: async () => {
+      migrate(db);
+      return statusOf(db);
+    },
     async close() {
       await intake.close();
       await port.close();
@@ -68,13 +83,23 @@ function serverKeyFile(file: string, candidate: string): string {
   }
 }
 
+function statusOf(db: Database.Database): SchemaStatus {
+  const recorded = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
+  const applied = recorded
+    ? (db.prepare("SELECT version, name, applied_at FROM schema_migrations ORDER BY version").all() as Array<{ version: number; name: string; applied_at: string }>).map(
+        (row): AppliedMigration => ({ version: row.version, name: row.name, appliedAt: row.applied_at }),
+      )
+    : [];
+  return schemaStatus(readMigrations(MIGRATIONS), applied);
+}
+
 function migrate(db: Database.Database): void {
   db.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)");
   // A migration may rebuild a table other tables refer to, which SQLite allows only with foreign
   // keys off (the switch is a no-op inside a transaction); each checks them before it commits.
   db.pragma("foreign_keys = OFF");
   try {
-    for (const migration of readMigrations(new URL("./migrations/", import.meta.url))) {
+    for (const migration of readMigrations(MIGRATIONS)) {
       // IMMEDIATE takes the write lock first, so two processes starting at once apply it once.
       const apply = db.transaction(() => {
         if (db.prepare("SELECT 1 FROM schema_migrations WHERE version = ?").get(migration.version)) return;
