@@ -13,18 +13,33 @@ export class CommandFailedError extends Error {
   override name = "CommandFailedError";
 }
 
-export interface Command {
+interface CommandBase {
   /** e.g. "keys create" */
   name: string;
   usage: string;
   summary: string;
   options: NonNullable<ParseArgsConfig["options"]>;
-  /** How the store is opened for it; default as MIGRATE_ON_START says ("apply", or "require"). */
-  migrations?: MigrationMode;
-  run(context: { store: Store; config: Config; flags: Flags }): Promise<unknown>;
+  /** How many arguments it takes after its name (`db backup FILE`: 1); default none. */
+  positionals?: number;
   /** Text for a person; --json prints the run's result instead. */
   human(result: unknown): string;
 }
+
+/** A command over the store's services. */
+export interface StoreCommand extends CommandBase {
+  opensStore?: true;
+  /** How the store is opened for it; default as MIGRATE_ON_START says ("apply", or "require"). */
+  migrations?: MigrationMode;
+  run(context: { store: Store; config: Config; flags: Flags; positionals: string[] }): Promise<unknown>;
+}
+
+/** A command on the database file itself (`db backup`), which must not open it as a store first. */
+export interface FileCommand extends CommandBase {
+  opensStore: false;
+  run(context: { config: Config; flags: Flags; positionals: string[] }): Promise<unknown>;
+}
+
+export type Command = StoreCommand | FileCommand;
 
 export function requiredInteger(flags: Flags, name: string): number {
   const value = flags[name];

@@ -9,10 +9,11 @@
  * inside its run(). `--help` and a usage error load neither.
  */
 import { parseArgs } from "node:util";
+import type { Store } from "../store/store.ts";
 import { CommandFailedError, UsageError, type Command } from "./command.ts";
 import { botRunOnce } from "./commands/bot.ts";
 import { companiesCreate } from "./commands/companies.ts";
-import { dbDistribute, dbMigrate, dbStatus } from "./commands/db.ts";
+import { dbBackup, dbDistribute, dbMigrate, dbStatus } from "./commands/db.ts";
 import { keysCreate, keysList, keysRevoke } from "./commands/keys.ts";
 import { operatorCommands } from "./commands/operators.ts";
 import { webhooksSecret } from "./commands/webhooks.ts";
@@ -20,7 +21,7 @@ import { webhooksSecret } from "./commands/webhooks.ts";
 /** As the README says to call it: `-s` keeps npm's banner off stdout, so `--json` prints one document. */
 const HOW_TO_CALL = "npm run -s cli --";
 
-export const commands: Command[] = [companiesCreate, keysCreate, keysList, keysRevoke, webhooksSecret, botRunOnce, ...operatorCommands, dbStatus, dbMigrate, dbDistribute];
+export const commands: Command[] = [companiesCreate, keysCreate, keysList, keysRevoke, webhooksSecret, botRunOnce, ...operatorCommands, dbStatus, dbMigrate, dbBackup, dbDistribute];
 
 function usage(): string {
   const width = Math.max(...commands.map((c) => c.usage.length));
@@ -45,9 +46,12 @@ export async function runCli(argv: string[]): Promise<number> {
     return 2;
   }
   let flags;
+  let positionals: string[];
   try {
     const parsed = parseArgs({ args: argv, options: { ...command.options, json: { type: "boolean" } }, allowPositionals: true, strict: true });
-    if (parsed.positionals.length > 2) throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[2])}`);
+    positionals = parsed.positionals.slice(2);
+    const extra = positionals[command.positionals ?? 0];
+    if (extra !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(extra)}`);
     flags = parsed.values;
   } catch (error) {
     process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\nusage: ${HOW_TO_CALL} ${command.usage}\n`);
@@ -64,10 +68,15 @@ export async function runCli(argv: string[]): Promise<number> {
     }
     throw error;
   }
-  const { openStore } = await import("../store/open-store.ts");
-  const store = await openStore(config.store, { migrations: command.migrations ?? (config.migrateOnStart ? "apply" : "require") });
+  let store: Store | undefined;
   try {
-    const result = await command.run({ store, config, flags });
+    let result: unknown;
+    if (command.opensStore === false) result = await command.run({ config, flags, positionals });
+    else {
+      const { openStore } = await import("../store/open-store.ts");
+      store = await openStore(config.store, { migrations: command.migrations ?? (config.migrateOnStart ? "apply" : "require") });
+      result = await command.run({ store, config, flags, positionals });
+    }
     process.stdout.write(flags.json ? `${JSON.stringify(result)}\n` : `${command.human(result)}\n`);
     return 0;
   } catch (error) {
@@ -81,7 +90,7 @@ export async function runCli(argv: string[]): Promise<number> {
     }
     throw error;
   } finally {
-    await store.close();
+    await store?.close();
   }
 }
 

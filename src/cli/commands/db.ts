@@ -1,7 +1,8 @@
 import { migrationLabel } from "../../store/migrations.ts";
 import type { DistributionResult, PlacementStep } from "../../store/postgres/distribution.ts";
 import type { SchemaStatus } from "../../store/store.ts";
-import { CommandFailedError, type Command } from "../command.ts";
+import { resolve } from "node:path";
+import { CommandFailedError, UsageError, type Command } from "../command.ts";
 
 const NOTHING_CHANGED = "Nothing was changed.";
 
@@ -84,5 +85,32 @@ export const dbMigrate: Command = {
   human: (result) => {
     const { appliedNow, status } = result as { appliedNow: Array<{ version: number; name: string }>; status: SchemaStatus };
     return `${appliedNow.length === 0 ? "Nothing to apply" : `Applied ${appliedNow.map(migrationLabel).join(", ")}`}. ${statusLine(status)}.`;
+  },
+};
+
+export const dbBackup: Command = {
+  name: "db backup",
+  usage: "db backup FILE [--json]",
+  summary: "the embedded store: a consistent copy into FILE (a new file) while the service runs, checked; prints {file, bytes, workItems, takenAt}",
+  options: {},
+  positionals: 1,
+  opensStore: false,
+  async run({ config, positionals }): Promise<unknown> {
+    if (config.store.kind !== "sqlite") {
+      throw new CommandFailedError(`DATABASE_URL names PostgreSQL, whose backups are its own (pg_dump, or base backups with WAL archiving): see docs/operations.md. ${NOTHING_CHANGED}`);
+    }
+    const file = positionals[0];
+    if (file === undefined) throw new UsageError("name the file to write the copy to");
+    const { backupSqlite, BackupError } = await import("../../store/sqlite/backup.ts");
+    try {
+      return backupSqlite(config.store.path, resolve(file));
+    } catch (error) {
+      if (error instanceof BackupError) throw new CommandFailedError(error.message);
+      throw error;
+    }
+  },
+  human: (result) => {
+    const { file, bytes, workItems, takenAt } = result as { file: string; bytes: number; workItems: number; takenAt: string };
+    return `Backed up ${workItems.toLocaleString("en")} work items as they were at ${takenAt} to ${file} (${bytes.toLocaleString("en")} bytes), checked.`;
   },
 };
