@@ -34,17 +34,53 @@ function usage(): string {
   ].join("\n");
 }
 
+/** A machine-readable name for each way a call can fail; with --json it is the error document's `code`. */
+type FailureCode = "USAGE" | "UNKNOWN_COMMAND" | "CONFIGURATION" | "FAILED" | "SCHEMA_BEHIND" | "STORE_UNAVAILABLE" | "ERROR";
+
+/**
+ * How a call ends. With --json, every outcome is exactly one JSON document on stdout: the
+ * result, or `{"error": {"code", "message"}}` with a non-zero exit. Failures are also told to a
+ * person on stderr, usage errors with the command's usage.
+ */
+class Outcome {
+  constructor(private readonly json: boolean) {}
+
+  done(document: unknown, text: string): number {
+    process.stdout.write(this.json ? `${JSON.stringify(document)}\n` : `${text}\n`);
+    return 0;
+  }
+
+  /** With --json the error document goes to stdout, for the script; the line for a person goes to stderr either way. */
+  failed(code: FailureCode, message: string, exit: 1 | 2, text = message): number {
+    if (this.json) process.stdout.write(`${JSON.stringify({ error: { code, message } })}\n`);
+    process.stderr.write(`${text}\n`);
+    return exit;
+  }
+}
+
 export async function runCli(argv: string[]): Promise<number> {
+  const outcome = new Outcome(argv.includes("--json"));
+  try {
+    return await run(argv, outcome);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const name = error instanceof Error ? error.name : "";
+    const code: FailureCode = name === "SchemaBehindError" ? "SCHEMA_BEHIND" : name === "StoreUnavailableError" ? "STORE_UNAVAILABLE" : "ERROR";
+    return outcome.failed(code, message, 1, `error: ${message}`);
+  }
+}
+
+async function run(argv: string[], outcome: Outcome): Promise<number> {
   const words = argv.filter((a) => !a.startsWith("-")).slice(0, 2).join(" ");
   if (argv.length === 0 || argv.includes("--help") || argv.includes("-h")) {
-    process.stdout.write(`${usage()}\n`);
-    return argv.length === 0 ? 2 : 0;
+    const document = { usage: `${HOW_TO_CALL} <command> [flags]`, commands: commands.map(({ name, usage: line, summary }) => ({ name, usage: line, summary })) };
+    const shown = outcome.done(document, usage());
+    // Called with nothing at all, the usage is the answer, but the call did nothing: exit 2.
+    return argv.length === 0 ? 2 : shown;
   }
   const command = commands.find((c) => c.name === words);
-  if (!command) {
-    process.stderr.write(`unknown command: ${JSON.stringify(words)}\n\n${usage()}\n`);
-    return 2;
-  }
+  if (!command) return outcome.failed("UNKNOWN_COMMAND", `unknown command: ${JSON.stringify(words)}`, 2, `unknown command: ${JSON.stringify(words)}\n\n${usage()}`);
+  const usageError = (message: string) => outcome.failed("USAGE", message, 2, `${message}\n\nusage: ${HOW_TO_CALL} ${command.usage}`);
   let flags;
   let positionals: string[];
   try {
@@ -54,18 +90,14 @@ export async function runCli(argv: string[]): Promise<number> {
     if (extra !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(extra)}`);
     flags = parsed.values;
   } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\nusage: ${HOW_TO_CALL} ${command.usage}\n`);
-    return 2;
+    return usageError(error instanceof Error ? error.message : String(error));
   }
   const { ConfigError, loadConfig } = await import("../config.ts");
   let config;
   try {
     config = loadConfig();
   } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`configuration error: ${error.message}\n`);
-      return 1;
-    }
+    if (error instanceof ConfigError) return outcome.failed("CONFIGURATION", error.message, 1, `configuration error: ${error.message}`);
     throw error;
   }
   let store: Store | undefined;
@@ -77,17 +109,10 @@ export async function runCli(argv: string[]): Promise<number> {
       store = await openStore(config.store, { migrations: command.migrations ?? (config.migrateOnStart ? "apply" : "require") });
       result = await command.run({ store, config, flags, positionals });
     }
-    process.stdout.write(flags.json ? `${JSON.stringify(result)}\n` : `${command.human(result)}\n`);
-    return 0;
+    return outcome.done(result, command.human(result));
   } catch (error) {
-    if (error instanceof UsageError) {
-      process.stderr.write(`${error.message}\n\nusage: ${HOW_TO_CALL} ${command.usage}\n`);
-      return 2;
-    }
-    if (error instanceof CommandFailedError) {
-      process.stderr.write(`${command.name}: ${error.message}\n`);
-      return 1;
-    }
+    if (error instanceof UsageError) return usageError(error.message);
+    if (error instanceof CommandFailedError) return outcome.failed("FAILED", error.message, 1, `${command.name}: ${error.message}`);
     throw error;
   } finally {
     await store?.close();

@@ -70,7 +70,8 @@ describe("operators CLI", () => {
     const taken = await cli("operators", "create", "--email", "ann@example.com", "--role", "viewer", "--json");
     assert.equal(taken.code, 1);
     assert.match(taken.stderr, /operators create: an operator with e-mail ann@example.com exists already/);
-    assert.equal(taken.stdout, "");
+    // With --json the failure is one JSON document too (issue 41).
+    assert.deepEqual(taken.json(), { error: { code: "FAILED", message: "an operator with e-mail ann@example.com exists already" } });
     const notAnEmail = await cli("operators", "create", "--email", "nobody", "--role", "viewer");
     assert.equal(notAnEmail.code, 1);
     assert.match(notAnEmail.stderr, /not an e-mail address/);
