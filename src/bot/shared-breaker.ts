@@ -10,7 +10,7 @@ import type { Store } from "../store/store.ts";
 import { signal } from "../lib/concurrency.ts";
 
 /** How stale this process's view of the shared breaker may be for `mayCall`. */
-export const BREAKER_REFRESH_MS = 1000;
+const BREAKER_REFRESH_MS = 1000;
 
 export interface SharedBreaker {
   /** The breaker as this process saw it last. */

@@ -47,7 +47,7 @@ export function backupSqlite(source: string, file: string): BackupResult {
 }
 
 /** What is wrong with a copy of the store, if anything: not SQLite, not ours, or not intact. */
-export function checkCopy(file: string): string | undefined {
+function checkCopy(file: string): string | undefined {
   let copy: Database.Database;
   try {
     copy = new Database(file, { readonly: true, fileMustExist: true });
