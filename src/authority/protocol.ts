@@ -14,8 +14,18 @@
  */
 import type { RetryableError } from "../lib/backoff.ts";
 
+/**
+ * The idempotency key of a work item's call (submit, change or withdrawal): the Authority
+ * deduplicates on it, so a resubmission gets the first answer. It is the item's id while the
+ * store's generation is 0, as it always was; after a restore (SPEC §18) the id sequence goes back
+ * and an id may come again, so the generation the item was added in joins it.
+ */
+export function idempotencyKeyOf(item: { workItemId: number; storeGeneration: number }): string {
+  return item.storeGeneration === 0 ? String(item.workItemId) : `${item.workItemId}-g${item.storeGeneration}`;
+}
+
 export interface AuthoritySubmission {
-  /** The work item's id: the Authority deduplicates on it, so a resubmission gets the first application number. */
+  /** idempotencyKeyOf(the work item). */
   idempotencyKey: string;
   workType: string;
   /** The normalised request body the integrator submitted. */
@@ -43,7 +53,7 @@ export type StatusAnswer =
  */
 export type FollowUpAnswer = { kind: "accepted" } | { kind: "rejected"; message: string; reasons: FieldReason[] };
 
-/** A change or withdrawal of a filed application; the work item's id is its idempotency key. */
+/** A change or withdrawal of a filed application, keyed by idempotencyKeyOf(its own work item). */
 export interface AuthorityFollowUp {
   idempotencyKey: string;
   applicationNumber: string;

@@ -4,11 +4,12 @@
  * (it becomes Submitted with the application number, Failed, or New again after a transient
  * failure, with a backoff); a change or withdrawal goes to src/bot/follow-up-filing.ts.
  *
- * Exactly-once towards the authority rests on two things: the item id travels as the idempotency
- * key, and every write about a call is fenced by the item's claim, so a worker whose claim was
+ * Exactly-once towards the authority rests on two things: the item id (with the store's generation
+ * after a restore, authority/protocol.ts) travels as the idempotency key, and every write about a call is fenced by the item's claim, so a worker whose claim was
  * taken over changes nothing, and items a dead worker left InProgress are submitted again under
  * the same key (and get the same application number) once its lease runs out.
  */
+import { idempotencyKeyOf } from "../authority/protocol.ts";
 import { StoreUnavailableError } from "../store/errors.ts";
 import type { DueItem, ItemOutcome } from "../store/store.ts";
 import { itemError } from "../domain/item-errors.ts";
@@ -67,7 +68,7 @@ async function submitItem(pass: Pass, item: DueItem): Promise<StepResult> {
   const started = clock();
   let outcome: ItemOutcome;
   try {
-    const answer = await deps.gate.call("submit", (adapter) => adapter.submit({ idempotencyKey: String(item.workItemId), workType: item.workType, request: item.request }), deps.signal);
+    const answer = await deps.gate.call("submit", (adapter) => adapter.submit({ idempotencyKey: idempotencyKeyOf(item), workType: item.workType, request: item.request }), deps.signal);
     if (answer === BREAKER_OPEN) return giveBack(pass, item);
     const at = clock().toISOString();
     outcome =

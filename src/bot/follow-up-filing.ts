@@ -6,7 +6,7 @@
  */
 import { StoreUnavailableError } from "../store/errors.ts";
 import type { DueItem, ItemOutcome } from "../store/store.ts";
-import type { AuthorityAdapter, AuthorityFollowUp, FollowUpAnswer } from "../authority/protocol.ts";
+import { idempotencyKeyOf, type AuthorityAdapter, type AuthorityFollowUp, type FollowUpAnswer } from "../authority/protocol.ts";
 import { itemError, originalClosed } from "../domain/item-errors.ts";
 import { FOLLOW_UP_RULES, type FollowUpKind } from "../domain/work-item-kinds.ts";
 import { BREAKER_OPEN } from "./authority-gate.ts";
@@ -39,7 +39,7 @@ export async function fileFollowUp(pass: Pass, item: DueItem, kind: FollowUpKind
   const started = clock();
   let outcome = refusedWithoutCall(item, kind, started);
   if (!outcome) {
-    const followUp = { idempotencyKey: String(item.workItemId), applicationNumber: item.original!.applicationNumber! };
+    const followUp = { idempotencyKey: idempotencyKeyOf(item), applicationNumber: item.original!.applicationNumber! };
     try {
       const answer = await deps.gate.call("submit", (adapter) => FILED_AS[kind](adapter, followUp, item.request), deps.signal);
       if (answer === BREAKER_OPEN) return giveBack(pass, item);

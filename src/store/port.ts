@@ -42,6 +42,11 @@ export interface Dialect {
   isoTime(column: string): string;
   /** A JSON value as its text, so the driver hands the text over unparsed. */
   jsonAsText(expression: string): string;
+  /**
+   * The value of a new work item's store_generation (migration 0017): `DEFAULT` where the column's
+   * default follows the generation, or a read of the one-row store_generation table.
+   */
+  readonly storeGeneration: string;
 }
 
 /**

@@ -153,6 +153,7 @@ export interface DueItemRow {
   company_id: Id;
   work_batch_id: Id;
   work_item_id: Id;
+  store_generation: number;
   work_type: string;
   request: Json;
   attempts: number;
@@ -167,6 +168,7 @@ export const toDueItem = (row: DueItemRow): Omit<DueItem, "turn"> => ({
   companyId: Number(row.company_id),
   workBatchId: Number(row.work_batch_id),
   workItemId: Number(row.work_item_id),
+  storeGeneration: Number(row.store_generation),
   workType: row.work_type,
   request: storedRequest(row.request),
   attempts: row.attempts,

@@ -88,6 +88,30 @@ export const dbMigrate: Command = {
   },
 };
 
+const POSTGRES_BACKUPS = `DATABASE_URL names PostgreSQL, whose backups are its own (pg_dump, or base backups with WAL archiving): see docs/operations.md. ${NOTHING_CHANGED}`;
+
+/**
+ * A backup or a restore of the embedded store's file: PostgreSQL is pointed at its own tools, and
+ * a refusal (BackupError) is the command's one-line failure. The SQLite modules are imported only
+ * here: they are no part of the other commands.
+ */
+async function onEmbeddedStore(
+  { config, positionals }: Parameters<Command["run"]>[0],
+  fileMissing: string,
+  operation: (store: string, file: string) => Promise<unknown>,
+): Promise<unknown> {
+  if (config.store.kind !== "sqlite") throw new CommandFailedError(POSTGRES_BACKUPS);
+  const file = positionals[0];
+  if (file === undefined) throw new UsageError(fileMissing);
+  const { BackupError } = await import("../../store/sqlite/backup.ts");
+  try {
+    return await operation(config.store.path, resolve(file));
+  } catch (error) {
+    if (error instanceof BackupError) throw new CommandFailedError(error.message);
+    throw error;
+  }
+}
+
 export const dbBackup: Command = {
   name: "db backup",
   usage: "db backup FILE [--json]",
@@ -95,22 +119,29 @@ export const dbBackup: Command = {
   options: {},
   positionals: 1,
   opensStore: false,
-  async run({ config, positionals }): Promise<unknown> {
-    if (config.store.kind !== "sqlite") {
-      throw new CommandFailedError(`DATABASE_URL names PostgreSQL, whose backups are its own (pg_dump, or base backups with WAL archiving): see docs/operations.md. ${NOTHING_CHANGED}`);
-    }
-    const file = positionals[0];
-    if (file === undefined) throw new UsageError("name the file to write the copy to");
-    const { backupSqlite, BackupError } = await import("../../store/sqlite/backup.ts");
-    try {
-      return backupSqlite(config.store.path, resolve(file));
-    } catch (error) {
-      if (error instanceof BackupError) throw new CommandFailedError(error.message);
-      throw error;
-    }
-  },
+  run: (context) =>
+    onEmbeddedStore(context, "name the file to write the copy to", async (store, file) => (await import("../../store/sqlite/backup.ts")).backupSqlite(store, file)),
   human: (result) => {
     const { file, bytes, workItems, takenAt } = result as { file: string; bytes: number; workItems: number; takenAt: string };
     return `Backed up ${workItems.toLocaleString("en")} work items as they were at ${takenAt} to ${file} (${bytes.toLocaleString("en")} bytes), checked.`;
+  },
+};
+
+export const dbRestore: Command = {
+  name: "db restore",
+  usage: "db restore FILE [--json]",
+  summary: "the embedded store: put the backup FILE in place (checked; refused while any process uses the store); the replaced store is kept beside it",
+  options: {},
+  positionals: 1,
+  opensStore: false,
+  run: (context) =>
+    onEmbeddedStore(context, "name the backup file to restore", async (store, file) => (await import("../../store/sqlite/restore.ts")).restoreSqlite(store, file)),
+  human: (result) => {
+    const { file, restoredFrom, replaced, workItems, generation } = result as { file: string; restoredFrom: string; replaced: string | null; workItems: number; generation: number };
+    return [
+      `Restored ${workItems.toLocaleString("en")} work items from ${restoredFrom} into ${file} (store generation ${generation}).`,
+      replaced === null ? "There was no store to replace." : `The replaced store is kept at ${replaced}.`,
+      "Start the service: it files what the copy shows as not yet filed; the authority sees no second application.",
+    ].join("\n");
   },
 };

@@ -36,6 +36,7 @@ export const TABLE_PLACEMENTS: readonly TablePlacement[] = [
   { table: "authority_slots", role: "reference" },
   { table: "bot_pauses", role: "reference" },
   { table: "bot_last_pass", role: "reference" },
+  { table: "store_generation", role: "reference" },
   { table: "operators", role: "reference" },
   { table: "operator_tokens", role: "reference" },
   { table: "operator_sessions", role: "reference" },

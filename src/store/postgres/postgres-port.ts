@@ -10,6 +10,7 @@ import type { StoreFlags } from "../store.ts";
 import { storeError } from "./errors.ts";
 import { SchemaBehindError, type MigrationMode, type SchemaStatus } from "../migrations.ts";
 import { migrate, migrationStatus } from "./migrate.ts";
+import { followDatabaseIdentity } from "./store-generation.ts";
 
 export const POSTGRES_FLAGS: StoreFlags = { singleWriter: false, supportsSkipLocked: true };
 
@@ -22,6 +23,9 @@ export const postgresDialect: Dialect = dialectFor(POSTGRES_FLAGS, {
   embeddedJson: (column) => column,
   isoTime: (column) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
   jsonAsText: (expression) => `${expression}::text`,
+  // The column's default is the generation (store-generation.ts moves it), also for the intake
+  // functions' inserts and for a previous release's processes.
+  storeGeneration: "DEFAULT",
 });
 
 const UNIQUE_VIOLATION = "23505";
@@ -79,6 +83,7 @@ export class PostgresPort implements DatabasePort {
         const { pending } = await migrationStatus(pool);
         if (pending.length > 0) throw new SchemaBehindError(pending);
       }
+      if (mode !== "ignore") await followDatabaseIdentity(pool);
       await requireReadCommitted(pool);
     } catch (error) {
       await pool.end().catch(() => undefined);

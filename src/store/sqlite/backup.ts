@@ -47,7 +47,7 @@ export function backupSqlite(source: string, file: string): BackupResult {
 }
 
 /** What is wrong with a copy of the store, if anything: not SQLite, not ours, or not intact. */
-function checkCopy(file: string): string | undefined {
+export function checkCopy(file: string): string | undefined {
   let copy: Database.Database;
   try {
     copy = new Database(file, { readonly: true, fileMustExist: true });
@@ -67,7 +67,7 @@ function checkCopy(file: string): string | undefined {
   }
 }
 
-function countWorkItems(file: string): number {
+export function countWorkItems(file: string): number {
   const copy = new Database(file, { readonly: true, fileMustExist: true });
   try {
     return Number((copy.prepare("SELECT count(*) AS n FROM work_items").get() as { n: number }).n);

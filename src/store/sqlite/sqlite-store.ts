@@ -93,7 +93,8 @@ function statusOf(db: Database.Database): SchemaStatus {
   return schemaStatus(readMigrations(MIGRATIONS), applied);
 }
 
-function migrate(db: Database.Database): void {
+/** Brings the schema of an open SQLite store up to this version's: the pending migrations, one IMMEDIATE transaction each. */
+export function migrate(db: Database.Database): void {
   db.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)");
   // A migration may rebuild a table other tables refer to, which SQLite allows only with foreign
   // keys off (the switch is a no-op inside a transaction); each checks them before it commits.

@@ -9,6 +9,8 @@ export interface DueItem {
   companyId: number;
   workBatchId: number;
   workItemId: number;
+  /** The store's generation when the item was added: with the id, its idempotency key (authority/protocol.ts). */
+  storeGeneration: number;
   workType: string;
   request: Record<string, unknown>;
   /** Transient failures so far. */
