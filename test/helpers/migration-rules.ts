@@ -8,8 +8,8 @@
  * - on PostgreSQL, an index built on a table this migration did not create, without
  *   CONCURRENTLY: it blocks writes while it builds.
  *
- * The migrator applies a release's migrations in one transaction, where PostgreSQL cannot build
- * an index CONCURRENTLY; so today an index on an existing PostgreSQL table is a contract step.
+ * The migrator runs a migration that builds an index CONCURRENTLY outside its transaction
+ * (src/store/postgres/migrate.ts).
  *
  * A reader of the statements (citus-rules.ts's splitter), not a SQL parser.
  */

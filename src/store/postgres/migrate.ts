@@ -1,13 +1,13 @@
 /**
- * Applies the numbered migrations of ./migrations/ that the schema has not recorded yet, all in
- * one transaction under an advisory lock, so an upgrade is applied whole or not at all:
- * processes that start at the same moment queue on the lock, and the ones that follow find
- * everything applied. The lock is per schema, so test schemas in one database do not wait for
+ * Applies the numbered migrations of ./migrations/ that the schema has not recorded yet, in one
+ * transaction under an advisory lock, so an upgrade is applied whole or not at all (a migration
+ * that builds an index CONCURRENTLY is the exception, see migrate): processes that start at the
+ * same moment queue on the lock, and the ones that follow find everything applied. The lock is per schema, so test schemas in one database do not wait for
  * each other. On a schema distributed with Citus, tables the upgrade created are placed in the
  * same transaction (docs/scaling.md §3.4).
  */
-import type { Pool } from "pg";
-import { readMigrations, schemaStatus, type AppliedMigration, type SchemaStatus } from "../migrations.ts";
+import type { Pool, PoolClient } from "pg";
+import { readMigrations, schemaStatus, type AppliedMigration, type Migration, type SchemaStatus } from "../migrations.ts";
 import { placeNewTables } from "./distribution.ts";
 import { storeError } from "./errors.ts";
 
@@ -15,6 +15,8 @@ import { storeError } from "./errors.ts";
 const MIGRATION_LOCK_CLASS = 0x7769616d;
 
 const MIGRATIONS = new URL("./migrations/", import.meta.url);
+/** How often a process that waits for another's migrations asks for the lock again. */
+const LOCK_RETRY_MS = 100;
 
 /** The schema's migrations against the ones this version knows; none applied when the schema has no record yet. */
 export async function migrationStatus(pool: Pool, folder = MIGRATIONS): Promise<SchemaStatus> {
@@ -29,7 +31,33 @@ export async function migrationStatus(pool: Pool, folder = MIGRATIONS): Promise<
   return schemaStatus(readMigrations(folder), applied);
 }
 
-/** `folder`: the migrations to apply (tests give a copy with one more). */
+/**
+ * A migration that builds an index CONCURRENTLY, so that intake and the bot go on writing while it
+ * builds (the expand-only rule of SPEC §18 asks for it on an existing table). PostgreSQL runs such
+ * a statement only outside a transaction, and only alone in its query.
+ */
+const CONCURRENT_INDEX = /\bCREATE\s+(?:UNIQUE\s+)?INDEX\s+CONCURRENTLY\b/i;
+
+/**
+ * The statements of a migration that builds an index CONCURRENTLY, one by one. Such a migration
+ * holds plain statements only (no function bodies): each ends at its semicolon.
+ */
+function plainStatements(sql: string): string[] {
+  return sql
+    .replace(/--[^\n]*/g, "")
+    .split(";")
+    .map((statement) => statement.trim())
+    .filter((statement) => statement !== "");
+}
+
+/**
+ * `folder`: the migrations to apply (tests give a copy with one more).
+ *
+ * The pending migrations are applied in one transaction, except one that builds an index
+ * CONCURRENTLY: the migrations before it are committed first, it runs statement by statement,
+ * and the ones after it get a transaction of their own. A session-level advisory lock is held
+ * throughout, so processes that start together still take turns.
+ */
 export async function migrate(pool: Pool, folder = MIGRATIONS): Promise<void> {
   const migrations = readMigrations(folder);
   let client;
@@ -41,33 +69,99 @@ export async function migrate(pool: Pool, folder = MIGRATIONS): Promise<void> {
   let broken: Error | undefined;
   const onError = (error: Error) => (broken = error);
   client.on("error", onError);
+  const lockKey = "$1, hashtext(COALESCE(current_schema(), ''))";
   try {
-    await client.query("BEGIN");
-    await client.query("SELECT pg_advisory_xact_lock($1, hashtext(COALESCE(current_schema(), '')))", [MIGRATION_LOCK_CLASS]);
-    await client.query(
-      "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)",
-    );
-    const applied = new Set((await client.query<{ version: number }>("SELECT version FROM schema_migrations")).rows.map((row) => row.version));
-    const pending = migrations.filter((migration) => !applied.has(migration.version));
-    const citus = pending.length > 0 && (await client.query("SELECT 1 FROM pg_extension WHERE extname = 'citus'")).rows.length > 0;
-    if (citus) {
-      // On a distributed schema Citus runs a DDL statement on all shards in parallel, and then
-      // refuses to create a function (or another object it copies to every node) in the same
-      // transaction; one shard after another it accepts both (docs/scaling.md §3.4).
-      await client.query("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'");
+    await takeTurn(client, lockKey);
+    try {
+      await client.query(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)",
+      );
+      const applied = new Set((await client.query<{ version: number }>("SELECT version FROM schema_migrations")).rows.map((row) => row.version));
+      const pending = migrations.filter((migration) => !applied.has(migration.version));
+      const citus = pending.length > 0 && (await client.query("SELECT 1 FROM pg_extension WHERE extname = 'citus'")).rows.length > 0;
+      for (const step of inSteps(pending)) {
+        if (step.concurrent) await applyOutsideTransaction(client, step.migrations[0]!);
+        else await applyInTransaction(client, step.migrations, citus);
+      }
+    } finally {
+      // A broken connection takes its session's lock with it.
+      await client.query(`SELECT pg_advisory_unlock(${lockKey})`, [MIGRATION_LOCK_CLASS]).catch(() => undefined);
     }
-    for (const migration of pending) {
-      await client.query(migration.sql);
-      await client.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, now())", [migration.version, migration.name]);
-    }
-    if (citus) await placeNewTables(client);
-    await client.query("COMMIT");
   } catch (error) {
-    await client.query("ROLLBACK").catch(() => undefined);
     broken ??= error as Error;
     throw storeError(error, "PostgreSQL failed while applying migrations");
   } finally {
     client.off("error", onError);
     client.release(broken);
   }
+}
+
+/**
+ * Waits for the migration lock by asking for it again and again, each time in a statement of its
+ * own: a session that waited inside one statement would hold a snapshot all the while, and
+ * CREATE INDEX CONCURRENTLY in the session holding the lock waits for every older snapshot to end.
+ */
+async function takeTurn(client: PoolClient, lockKey: string): Promise<void> {
+  for (;;) {
+    const { rows } = await client.query<{ taken: boolean }>(`SELECT pg_try_advisory_lock(${lockKey}) AS taken`, [MIGRATION_LOCK_CLASS]);
+    if (rows[0]?.taken) return;
+    await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_MS));
+  }
+}
+
+/** The pending migrations in order: runs of ordinary ones, and each one that builds an index CONCURRENTLY on its own. */
+function inSteps(pending: Migration[]): Array<{ concurrent: boolean; migrations: Migration[] }> {
+  const steps: Array<{ concurrent: boolean; migrations: Migration[] }> = [];
+  for (const migration of pending) {
+    const concurrent = CONCURRENT_INDEX.test(migration.sql);
+    const last = steps.at(-1);
+    if (!concurrent && last && !last.concurrent) last.migrations.push(migration);
+    else steps.push({ concurrent, migrations: [migration] });
+  }
+  return steps;
+}
+
+const RECORD = "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, now())";
+
+async function applyInTransaction(client: PoolClient, migrations: Migration[], citus: boolean): Promise<void> {
+  await client.query("BEGIN");
+  try {
+    if (citus) {
+      // On a distributed schema Citus runs a DDL statement on all shards in parallel, and then
+      // refuses to create a function (or another object it copies to every node) in the same
+      // transaction; one shard after another it accepts both (docs/scaling.md §3.4).
+      await client.query("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'");
+    }
+    for (const migration of migrations) {
+      await client.query(migration.sql);
+      await client.query(RECORD, [migration.version, migration.name]);
+    }
+    if (citus) await placeNewTables(client);
+    await client.query("COMMIT");
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * Statement by statement, outside a transaction, so it may be run again after it stopped half-way
+ * (a process killed, a unique index over duplicates): an index built whole is not built again, and
+ * one left invalid by a failed build, which PostgreSQL keeps, is dropped and built anew.
+ */
+async function applyOutsideTransaction(client: PoolClient, migration: Migration): Promise<void> {
+  for (const statement of plainStatements(migration.sql)) {
+    const index = /\bINDEX\s+CONCURRENTLY\s+(?:IF\s+NOT\s+EXISTS\s+)?"?(\w+)"?/i.exec(statement)?.[1]?.toLowerCase();
+    if (index !== undefined) {
+      const existing = await client.query<{ valid: boolean }>(
+        `SELECT i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+          WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace`,
+        [index],
+      );
+      if (existing.rows[0]?.valid === true) continue;
+      if (existing.rows[0]?.valid === false) await client.query(`DROP INDEX CONCURRENTLY "${index}"`);
+    }
+    await client.query(statement);
+  }
+  await client.query(RECORD, [migration.version, migration.name]);
 }
