@@ -38,6 +38,7 @@ import { registerVlmMad } from "./surfaces/vlm-mad/ping.ts";
 import { registerWebhooks } from "./surfaces/webhooks/index.ts";
 import { webhooksSection } from "./webhooks/event-schema.ts";
 import type { Lookup } from "./webhooks/address-guard.ts";
+import { installRequestSpans } from "./telemetry/request-span.ts";
 
 export interface AppDeps {
   store: Store;
@@ -97,6 +98,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     childLoggerFactory: lazyChildLoggerFactory,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  if (config.tracing) await installRequestSpans(app);
   app.addHook("onClose", () => ctx.rateLimits.close());
   refuseWhileClosing(app);
   app.setValidatorCompiler(createValidatorCompiler());

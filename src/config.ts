@@ -11,6 +11,10 @@ import { knowsHolidays, type DeadlineRule } from "./domain/deadline.ts";
 const Int = (minimum: number, maximum: number, def: number, description: string) =>
   Type.Integer({ minimum, maximum, default: def, description });
 
+const OtlpProtocol = Type.Union([Type.Literal("http/protobuf"), Type.Literal("http/json")], {
+  description: "http/protobuf (the default) or http/json: OTLP over HTTP",
+});
+
 /** Environment variables, their defaults and meaning (SPEC §0, §8). The README table mirrors it. */
 export const EnvSchema = Type.Object({
   PORT: Int(0, 65535, 8080, "port the API listens on"),
@@ -99,6 +103,14 @@ export const EnvSchema = Type.Object({
     ["fatal", "error", "warn", "info", "debug", "trace", "silent"].map((level) => Type.Literal(level)),
     { default: "info", description: "pino log level" },
   ),
+  // OpenTelemetry's own variables (SPEC §17): the ones that decide whether and how traces are
+  // exported are checked here; the SDK reads the rest itself (src/telemetry/tracing.ts).
+  OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String({ minLength: 1, description: "OTLP/HTTP base URL (…/v1/traces is added); tracing is off unless this or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set" })),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: Type.Optional(Type.String({ minLength: 1, description: "OTLP/HTTP URL of the traces, used as given" })),
+  OTEL_EXPORTER_OTLP_PROTOCOL: Type.Optional(OtlpProtocol),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: Type.Optional(OtlpProtocol),
+  OTEL_SDK_DISABLED: Type.Boolean({ default: false, description: "true: no tracing, whatever else is set" }),
+  OTEL_TRACES_EXPORTER: Type.Optional(Type.String({ description: "otlp (the default) or none" })),
 });
 export type Env = Static<typeof EnvSchema>;
 
@@ -173,6 +185,13 @@ export interface Config {
   shutdownTimeoutMs: number;
   metricsEnabled: boolean;
   logLevel: Env["LOG_LEVEL"];
+  /** Undefined: tracing is off. */
+  tracing: TracingSettings | undefined;
+}
+
+/** How traces are exported when tracing is on (SPEC §17). */
+export interface TracingSettings {
+  protocol: "http/protobuf" | "http/json";
 }
 
 export interface AuthoritySimSettings {
@@ -298,6 +317,7 @@ export function loadConfig(source: EnvSource = process.env, overrides: Partial<E
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     metricsEnabled: env.METRICS_ENABLED,
     logLevel: env.LOG_LEVEL,
+    tracing: tracingSettings(env),
   });
 }
 
@@ -343,4 +363,17 @@ function checkCron(expression: string): void {
     const reason = error instanceof Error ? error.message : String(error);
     throw new ConfigError(`BOT_SCHEDULE: ${JSON.stringify(expression)} is not a cron expression (${reason}); expected e.g. "* * * * *"`);
   }
+}
+
+/** On when an OTLP endpoint is set and nothing switches the SDK off; endpoints must be URLs. */
+function tracingSettings(env: Env): TracingSettings | undefined {
+  for (const name of ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] as const) {
+    const url = env[name];
+    if (url !== undefined && !/^https?:\/\//.test(url)) throw new ConfigError(`${name}: ${JSON.stringify(url)} is not an http(s) URL; expected e.g. http://127.0.0.1:4318`);
+  }
+  const exporter = env.OTEL_TRACES_EXPORTER?.trim() || "otlp";
+  if (exporter !== "otlp" && exporter !== "none") throw new ConfigError(`OTEL_TRACES_EXPORTER: ${JSON.stringify(exporter)} is not supported; expected otlp or none`);
+  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (endpoint === undefined || env.OTEL_SDK_DISABLED || exporter === "none") return undefined;
+  return { protocol: env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? "http/protobuf" };
 }

@@ -4,6 +4,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { StoreUnavailableError } from "./store/errors.ts";
+import { requestTraceId } from "./telemetry/request-span.ts";
 
 export const errorCatalogue = {
   VALIDATION_FAILED: { status: 400, title: "One or more validation errors occurred." },
@@ -83,7 +84,8 @@ export function problemFor(error: ApiError, request: FastifyRequest): ProblemDet
     status: error.status,
     detail: error.detail,
     instance: request.url.split("?")[0] ?? request.url,
-    traceId: String(request.id),
+    // With tracing on, the W3C trace id (SPEC §17); else the request id of the log line.
+    traceId: requestTraceId(request) ?? String(request.id),
   };
   if (error.reason !== undefined) problem.code = error.reason;
   // Every 400 is a ValidationProblemDetails, as ASP.NET answers a body it cannot read: `$` is the body.

@@ -14,6 +14,7 @@ import { ConfigError, loadConfig, type Config } from "./config.ts";
 import { createLogger } from "./logger.ts";
 import { botMetricsEvents, createMetrics, webhookMetricsEvents } from "./metrics.ts";
 import { Shutdown } from "./shutdown.ts";
+import { startTracing } from "./telemetry/tracing.ts";
 import { openStore } from "./store/open-store.ts";
 import { createWebhookSecrets } from "./webhooks/secrets.ts";
 import { startWorkerRole } from "./worker-role.ts";
@@ -29,6 +30,8 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  // Before anything that starts spans: the tracer provider is global.
+  const tracing = await startTracing(config.tracing);
   const logger = createLogger(config);
   const store = await openStore(config.store, { migrations: config.migrateOnStart ? "apply" : "require" });
   if (config.role !== "all" && store.flags.singleWriter) {
@@ -45,6 +48,7 @@ async function main(): Promise<void> {
   }
   const shutdown = new Shutdown(logger, config.shutdownTimeoutMs);
   shutdown.onRelease("store", () => store.close());
+  shutdown.onRelease("tracing", () => tracing.shutdown());
   // One registry per process: the API, the bot and the dispatcher record into it.
   const metrics = createMetrics({ defaultMetrics: true });
   // Read on every scrape, from the database: the backlog of every process, whichever role scrapes.

@@ -51,6 +51,8 @@ export interface SimKeyStats {
   changes: number;
   /** Withdrawal calls with this key, replays and refusals included. */
   withdrawals: number;
+  /** The W3C `traceparent` of each call about this key, in order (SPEC §17), where the caller sent one. */
+  traceparents: string[];
 }
 
 export interface SimStats {
@@ -188,6 +190,7 @@ export async function startAuthoritySim(settings: AuthoritySimSettings, options:
     }
     const perKey = keyStats(key);
     perKey.submits += 1;
+    noteTraceparent(perKey, request);
     if (await disturbed(reply)) return reply;
     const previous = byKey.get(key);
     if (previous) return reply.code(200).header("idempotency-replayed", "true").send({ applicationNumber: previous.applicationNumber } satisfies ApplicationAccepted);
@@ -209,13 +212,21 @@ export async function startAuthoritySim(settings: AuthoritySimSettings, options:
     stats.statusRequests += 1;
     const { applicationNumber } = request.params as { applicationNumber: string };
     const application = byNumber.get(applicationNumber);
-    if (application) stats.keys[application.key]!.statusRequests += 1;
+    if (application) {
+      stats.keys[application.key]!.statusRequests += 1;
+      noteTraceparent(stats.keys[application.key]!, request);
+    }
     if (await disturbed(reply)) return reply;
     if (!application) return reply.code(404).send({ code: "UNKNOWN_APPLICATION", message: `No application ${applicationNumber}.` });
     return reply.code(200).send(decide(application));
   }
 
-  const keyStats = (key: string) => (stats.keys[key] ??= { submits: 0, statusRequests: 0, applicationNumber: null, registrationNumber: null, changes: 0, withdrawals: 0 });
+  const keyStats = (key: string) =>
+    (stats.keys[key] ??= { submits: 0, statusRequests: 0, applicationNumber: null, registrationNumber: null, changes: 0, withdrawals: 0, traceparents: [] });
+  const noteTraceparent = (perKey: SimKeyStats, request: FastifyRequest) => {
+    const traceparent = request.headers.traceparent;
+    if (typeof traceparent === "string") perKey.traceparents.push(traceparent);
+  };
 
   app.post(`${REGISTRATIONS_PATH}/:applicationNumber${CHANGES_SUFFIX}`, (request, reply) => counted(() => amend(request, reply, "changes"))());
   app.post(`${REGISTRATIONS_PATH}/:applicationNumber${WITHDRAWAL_SUFFIX}`, (request, reply) => counted(() => amend(request, reply, "withdrawals"))());
@@ -227,6 +238,7 @@ export async function startAuthoritySim(settings: AuthoritySimSettings, options:
       return reply.code(400).send({ code: "IDEMPOTENCY_KEY_REQUIRED", message: "Send an Idempotency-Key header (1–255 characters)." });
     }
     keyStats(key)[kind] += 1;
+    noteTraceparent(keyStats(key), request);
     if (await disturbed(reply)) return reply;
     const previous = amendments.get(key);
     if (previous) return reply.code(previous.code).header("idempotency-replayed", "true").send(previous.body);

@@ -17,6 +17,7 @@ import { isFollowUp } from "../domain/work-item-kinds.ts";
 import { BREAKER_OPEN } from "./authority-gate.ts";
 import { fileFollowUp } from "./follow-up-filing.ts";
 import { inHand, timeOr } from "./hand.ts";
+import { callAboutItem } from "./item-call.ts";
 import { refresh } from "./laps.ts";
 import { attemptsAfter, counted, failedFiling, finished, giveBack, record, type StepResult } from "./outcomes.ts";
 import { leaseUntil, type Pass } from "./pass-state.ts";
@@ -68,7 +69,7 @@ async function submitItem(pass: Pass, item: DueItem): Promise<StepResult> {
   const started = clock();
   let outcome: ItemOutcome;
   try {
-    const answer = await deps.gate.call("submit", (adapter) => adapter.submit({ idempotencyKey: idempotencyKeyOf(item), workType: item.workType, request: item.request }), deps.signal);
+    const answer = await callAboutItem(pass, "submit", item, (adapter) => adapter.submit({ idempotencyKey: idempotencyKeyOf(item), workType: item.workType, request: item.request }));
     if (answer === BREAKER_OPEN) return giveBack(pass, item);
     const at = clock().toISOString();
     outcome =

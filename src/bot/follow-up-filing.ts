@@ -10,6 +10,7 @@ import { idempotencyKeyOf, type AuthorityAdapter, type AuthorityFollowUp, type F
 import { itemError, originalClosed } from "../domain/item-errors.ts";
 import { FOLLOW_UP_RULES, type FollowUpKind } from "../domain/work-item-kinds.ts";
 import { BREAKER_OPEN } from "./authority-gate.ts";
+import { callAboutItem } from "./item-call.ts";
 import { attemptsAfter, failedFiling, finished, giveBack, record, type StepResult } from "./outcomes.ts";
 import type { Pass } from "./pass-state.ts";
 
@@ -41,7 +42,7 @@ export async function fileFollowUp(pass: Pass, item: DueItem, kind: FollowUpKind
   if (!outcome) {
     const followUp = { idempotencyKey: idempotencyKeyOf(item), applicationNumber: item.original!.applicationNumber! };
     try {
-      const answer = await deps.gate.call("submit", (adapter) => FILED_AS[kind](adapter, followUp, item.request), deps.signal);
+      const answer = await callAboutItem(pass, kind, item, (adapter) => FILED_AS[kind](adapter, followUp, item.request));
       if (answer === BREAKER_OPEN) return giveBack(pass, item);
       outcome =
         answer.kind === "accepted"

@@ -9,6 +9,7 @@
  */
 import { Agent, request } from "undici";
 import { hardTimeout } from "../lib/hard-timeout.ts";
+import { describeHttpCall, injectTraceParent } from "../telemetry/spans.ts";
 import {
   AuthorityMisconfiguredError,
   AuthorityProtocolError,
@@ -60,7 +61,9 @@ export function createHttpAuthorityAdapter(options: HttpAuthorityOptions): Autho
   async function call(target: string, init: { method: "GET" | "POST"; headers?: Record<string, string>; body?: string }): Promise<{ status: number; body: Body }> {
     const abandon = hardTimeout(abandonMs);
     const exchange = (async () => {
-      const response = await request(target, { ...init, dispatcher: agent, signal: abandon.signal });
+      // The call's span (the bot's, in the item's trace) goes with it as `traceparent` (SPEC §17).
+      const response = await request(target, { ...init, headers: injectTraceParent({ ...init.headers }), dispatcher: agent, signal: abandon.signal });
+      describeHttpCall(init.method, target, response.statusCode);
       return { status: response.statusCode, text: await response.body.text() };
     })();
     const connectionEnded = exchange.then(

@@ -9,6 +9,7 @@ import type { ItemOutcome, ItemToPoll } from "../store/store.ts";
 import { itemError } from "../domain/item-errors.ts";
 import { BREAKER_OPEN } from "./authority-gate.ts";
 import { inHand } from "./hand.ts";
+import { callAboutItem } from "./item-call.ts";
 import { counted, describe, finished, giveBack, record, type StepResult } from "./outcomes.ts";
 import { leaseUntil, type BotDeps, type Pass } from "./pass-state.ts";
 
@@ -57,7 +58,7 @@ async function pollItem(pass: Pass, item: ItemToPoll): Promise<StepResult> {
   const again = (lastError: string | null): ItemOutcome => ({ kind: "pending", nextPollAt: nextPollAt(deps, clock(), item.polls), lastError });
   let outcome: ItemOutcome;
   try {
-    const answer = await deps.gate.call("status", (adapter) => adapter.status(item.applicationNumber), deps.signal);
+    const answer = await callAboutItem(pass, "status", item, (adapter) => adapter.status(item.applicationNumber));
     if (answer === BREAKER_OPEN) return giveBack(pass, item);
     switch (answer.kind) {
       case "pending":

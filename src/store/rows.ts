@@ -154,6 +154,7 @@ export interface DueItemRow {
   work_batch_id: Id;
   work_item_id: Id;
   store_generation: number;
+  trace_parent: string | null;
   work_type: string;
   request: Json;
   attempts: number;
@@ -169,6 +170,7 @@ export const toDueItem = (row: DueItemRow): Omit<DueItem, "turn"> => ({
   workBatchId: Number(row.work_batch_id),
   workItemId: Number(row.work_item_id),
   storeGeneration: Number(row.store_generation),
+  traceParent: row.trace_parent,
   workType: row.work_type,
   request: storedRequest(row.request),
   attempts: row.attempts,
@@ -187,6 +189,7 @@ export interface ItemToPollRow {
   work_type: string;
   application_number: string;
   polls: number;
+  trace_parent: string | null;
 }
 
 export const toItemToPoll = (row: ItemToPollRow): ItemToPoll => ({
@@ -196,6 +199,7 @@ export const toItemToPoll = (row: ItemToPollRow): ItemToPoll => ({
   workType: row.work_type,
   applicationNumber: row.application_number,
   polls: row.polls,
+  traceParent: row.trace_parent,
 });
 
 export interface OutboxRow {
@@ -207,6 +211,8 @@ export interface OutboxRow {
   url: string;
   attempts: number;
   created_at: Timestamp;
+  /** Only where the claim reads it (claimWebhookDeliveries). */
+  trace_parent?: string | null;
 }
 
 export const toWebhookDelivery = (row: OutboxRow): WebhookDelivery => ({
@@ -218,6 +224,7 @@ export const toWebhookDelivery = (row: OutboxRow): WebhookDelivery => ({
   url: row.url,
   attempts: row.attempts,
   createdAt: iso(row.created_at),
+  traceParent: row.trace_parent ?? null,
 });
 
 /** One delivery joined with one of its attempts (attempt columns NULL for a delivery without any). */

@@ -12,6 +12,7 @@ import type { Store, WebhookAttemptOutcome, WebhookDelivery } from "../store/sto
 import { checkWebhookTarget, DNS_LOOKUP_TIMEOUT_MS, type Lookup } from "./address-guard.ts";
 import { createWebhookSecrets, type WebhookSecrets } from "./secrets.ts";
 import { sendWebhook } from "./sender.ts";
+import { inSpan, SpanKind, type SpanOptions } from "../telemetry/spans.ts";
 import { signEvent } from "./signing.ts";
 
 export interface DeliveryReport {
@@ -170,7 +171,11 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   /** Attempts and records one claimed delivery; never throws. */
   async function deliver(delivery: WebhookDelivery, summary?: DeliverySummary): Promise<void> {
     try {
-      const { outcome, report, at, durationMs } = await attempt(delivery);
+      const { outcome, report, at, durationMs } = await inSpan("webhook delivery", deliverySpan(delivery), async (span) => {
+        const tried = await attempt(delivery);
+        span.setAttribute("work_item_api.webhook.outcome", tried.outcome.kind);
+        return tried;
+      });
       if (!(await store.recordWebhookAttempt(delivery, owner, outcome, { at, durationMs }))) return;
       if (summary) {
         summary[report.outcome] += 1;
@@ -250,6 +255,22 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       timer = undefined;
       await filling;
       await Promise.all([...inFlight]);
+    },
+  };
+}
+
+/** A delivery attempt is a client span of its item's trace (SPEC §17), named by its delivery and event. */
+function deliverySpan(delivery: WebhookDelivery): SpanOptions {
+  return {
+    kind: SpanKind.CLIENT,
+    traceParent: delivery.traceParent,
+    attributes: {
+      "work_item_api.company_id": delivery.companyId,
+      "work_item_api.work_item_id": delivery.workItemId,
+      "work_item_api.webhook.delivery_id": delivery.deliveryId,
+      "work_item_api.webhook.event_id": delivery.eventId,
+      "work_item_api.webhook.event_type": delivery.eventType,
+      "work_item_api.webhook.attempt": delivery.attempts + 1,
     },
   };
 }

@@ -7,6 +7,7 @@ import type { LookupAddress } from "node:dns";
 import { Agent, request } from "undici";
 import { hardTimeout } from "../lib/hard-timeout.ts";
 import type { ResolvedAddress } from "./address-guard.ts";
+import { describeHttpCall, injectTraceParent } from "../telemetry/spans.ts";
 
 export interface SendResult {
   httpStatus: number;
@@ -37,7 +38,8 @@ export async function sendWebhook(
     const response = await request(url, {
       method: "POST",
       dispatcher: agent,
-      headers: { ...signed.headers, "user-agent": "work-item-api-webhooks/1" },
+      // The delivery's span goes with it, in the item's trace (SPEC §17).
+      headers: injectTraceParent({ ...signed.headers, "user-agent": "work-item-api-webhooks/1" }),
       body: signed.body,
       signal: deadline.signal,
     });
@@ -45,6 +47,8 @@ export async function sendWebhook(
     // has not finished. Only an answer whose last byte arrives before the deadline counts; its
     // bytes are of no use to us and are dropped as they come.
     for await (const chunk of response.body) void chunk;
+    // Not the URL: an integrator's webhook URL may carry a token in its path or query.
+    describeHttpCall("POST", url, response.statusCode, { withPath: false });
     deadline.signal.throwIfAborted();
     return { httpStatus: response.statusCode };
   } finally {

@@ -64,7 +64,7 @@ describe("simulator over HTTP", { timeout: 30_000 }, () => {
       assert.equal(malformed.status, 422, "the syntax check of the first stage");
       assert.equal((await status("RVDM-A-NOSUCHNUMB")).status, 404);
       const stats = sim.stats();
-      assert.deepEqual(stats.keys["item-1"], { submits: 2, statusRequests: 0, applicationNumber, registrationNumber: null, changes: 0, withdrawals: 0 });
+      assert.deepEqual(stats.keys["item-1"], { submits: 2, statusRequests: 0, applicationNumber, registrationNumber: null, changes: 0, withdrawals: 0, traceparents: [] });
     } finally {
       await sim.close();
     }
@@ -87,7 +87,7 @@ describe("simulator over HTTP", { timeout: 30_000 }, () => {
       const stats = sim.stats();
       assert.equal(stats.registrations, 1);
       assert.equal(stats.rejections, 1);
-      assert.deepEqual(stats.keys.good, { submits: 1, statusRequests: 3, applicationNumber: good, registrationNumber: registered.registrationNumber, changes: 0, withdrawals: 0 });
+      assert.deepEqual(stats.keys.good, { submits: 1, statusRequests: 3, applicationNumber: good, registrationNumber: registered.registrationNumber, changes: 0, withdrawals: 0, traceparents: [] });
     } finally {
       await sim.close();
     }

@@ -48,6 +48,7 @@ export function addFollowUp(db: DatabasePort, input: NewFollowUp): Promise<AddFo
       now,
       input.kind,
       input.originalWorkItemId,
+      input.traceParent ?? null,
     ]);
     const workItemId = Number(inserted!.work_item_id);
     await countIntoBatch(tx, companyId, workBatchId);

@@ -198,7 +198,8 @@ export const SQL = {
                 WHERE company_id = $1 AND status = 'Pending' AND next_attempt_at > $3 AND lease_owner IS NOT NULL)${d.forUpdateSkipLocked})
      UPDATE webhook_outbox SET lease_owner = $2, next_attempt_at = $4
       WHERE company_id = $1 AND event_id IN (SELECT event_id FROM due)
-      RETURNING ${OUTBOX_COLUMNS}`,
+      RETURNING ${OUTBOX_COLUMNS},
+        (SELECT w.trace_parent FROM work_items w WHERE w.company_id = $1 AND w.work_item_id = webhook_outbox.work_item_id) AS trace_parent`,
   ),
   recordWebhookAttempt: statement(
     "record_webhook_attempt",

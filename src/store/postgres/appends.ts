@@ -90,6 +90,7 @@ async function appendBulk(db: DatabasePort, input: NewWorkItems): Promise<AddWor
       idempotency?.requestHash ?? null,
       idempotency?.retentionSeconds ?? null,
       JSON.stringify(idempotency?.refused ?? []),
+      items[0]?.traceParent ?? null,
     ]);
   } catch (error) {
     // As for a group of single adds: a broken connection leaves the commit unknown.
@@ -117,6 +118,7 @@ async function appendGroup(db: DatabasePort, inputs: NewWorkItem[]): Promise<Arr
     request_hash: input.idempotency?.requestHash ?? null,
     retention_seconds: input.idempotency?.retentionSeconds ?? null,
     deadline_at: input.deadlineAt ?? null,
+    trace_parent: input.traceParent ?? null,
   }));
   const requests = order.map(({ input }) => JSON.stringify(input.request));
   let rows: AddRow[];

@@ -14,13 +14,13 @@ export const POSTGRES_SQL = {
     "SELECT item_ord, outcome, batch_id, item_id, failure_code, failure_message FROM wia_add_work_items($1::json, $2::text[])",
   ),
   /**
-   * One bulk add (SPEC §11.1), its own group: the function (migrations/0008) scopes each of its
-   * statements by the company of `$1`.
+   * One bulk add (SPEC §11.1), its own group: the function (migrations/0008, with the trace
+   * context since 0018) scopes each of its statements by the company of `$1`.
    */
   addWorkItemBulk: statement(
     "add_work_item_bulk",
     `SELECT outcome, answer FROM wia_add_work_item_bulk($1::bigint, $2::text, $3::integer, $4::text[], $5::text[], $6::text[], $7::text[],
-       $8::timestamptz[], $9::text, $10::text, $11::integer, $12::json)`,
+       $8::timestamptz[], $9::text, $10::text, $11::integer, $12::json, $13::text)`,
   ),
   /** Process-wide, not tenant data: the first process to get here decides the shared key; everyone reads it back. */
   insertSigningSecret: statement(

@@ -21,6 +21,7 @@ export interface IntakeItem {
   webhookUrl: string | null;
   requestJson: string;
   deadlineAt: string | null;
+  traceParent: string | null;
 }
 
 interface IntakeTarget {
@@ -205,6 +206,7 @@ function appendItem(sql: IntakeStatements, batches: OpenBatches, target: IntakeT
     item.deadlineAt,
     now,
     now,
+    item.traceParent,
   );
   batch.itemCount += 1;
   return { workBatchId: batch.workBatchId, workItemId: Number(lastInsertRowid) };

@@ -33,8 +33,8 @@ export function prepareIntakeStatements(db: Database.Database): IntakeStatements
     // once per stored item, and both cost measurably more in the writer thread.
     insertWorkItem: db.prepare(
       `INSERT INTO work_items (company_id, work_batch_id, work_type, status, customer_reference, document_reference, webhook_url,
-         request, deadline_at, created_at, updated_at, store_generation)
-       VALUES (?, ?, ?, 'New', ?, ?, ?, ?, ?, ?, ?, ${STORE_GENERATION_READ})`,
+         request, deadline_at, created_at, updated_at, trace_parent, store_generation)
+       VALUES (?, ?, ?, 'New', ?, ?, ?, ?, ?, ?, ?, ?, ${STORE_GENERATION_READ})`,
     ),
   };
 }

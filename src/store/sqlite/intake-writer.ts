@@ -220,5 +220,6 @@ function intakeItem(fields: WorkItemFields): IntakeItem {
     webhookUrl: fields.webhookUrl,
     requestJson: JSON.stringify(fields.request),
     deadlineAt: fields.deadlineAt ?? null,
+    traceParent: fields.traceParent ?? null,
   };
 }

@@ -11,6 +11,8 @@ export interface DueItem {
   workItemId: number;
   /** The store's generation when the item was added: with the id, its idempotency key (authority/protocol.ts). */
   storeGeneration: number;
+  /** The W3C trace context of its intake (SPEC §17), the parent of the call's span; none when it was added untraced. */
+  traceParent: string | null;
   workType: string;
   request: Record<string, unknown>;
   /** Transient failures so far. */
@@ -41,6 +43,8 @@ export interface ItemToPoll {
   applicationNumber: string;
   /** Status requests made so far. */
   polls: number;
+  /** As DueItem.traceParent. */
+  traceParent: string | null;
 }
 
 /**

@@ -11,6 +11,11 @@ export interface WorkItemFields {
   request: Record<string, unknown>;
   /** By when the Authority wants it (SPEC §10), worked out from exportDate by the API; none when absent. */
   deadlineAt?: string | null;
+  /**
+   * The W3C trace context of its intake (SPEC §17: one trace per item), the parent of the bot's
+   * calls and the webhook deliveries about it; none when tracing is off. A bulk add's items share one.
+   */
+  traceParent?: string | null;
 }
 
 export interface IdempotencyRecord {
@@ -89,6 +94,8 @@ export interface NewFollowUp {
   changeCutoffMs: number;
   idempotency?: IdempotencyRecord;
   now: string;
+  /** As WorkItemFields.traceParent. */
+  traceParent?: string | null;
 }
 
 /** Why an original cannot take a change or withdrawal now (a 409 with this code). */

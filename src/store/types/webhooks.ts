@@ -15,6 +15,8 @@ export interface WebhookDelivery {
   attempts: number;
   /** When the event happened: the item's terminal transition. */
   createdAt: string;
+  /** The W3C trace context of the item's intake (SPEC §17): the delivery is a span of its trace. */
+  traceParent: string | null;
 }
 
 export type WebhookAttemptOutcome =

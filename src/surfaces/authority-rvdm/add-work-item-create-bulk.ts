@@ -22,6 +22,7 @@ import { guardedResponses } from "../../http/problem-schema.ts";
 import type { ItemRefusal, WorkItemFields } from "../../store/store.ts";
 import { hashBody, holdingIdempotencyKey, IdempotencyHeaders, IdempotencyReplayedHeader, idempotencyRecord, keyReused } from "../shared/idempotency.ts";
 import { AuthorityRvdmWorkItemCreate, normalizeWorkItem, webhookTargetErrors, workItemFields } from "./add-work-item-create.ts";
+import { requestTraceParent } from "../../telemetry/request-span.ts";
 
 export const MAX_BULK_ITEMS = 1000;
 
@@ -150,13 +151,14 @@ export function register(app: FastifyInstance, ctx: AppContext): void {
       }
       const accepted = checked.flatMap((item) => ("fields" in item ? [item.fields] : []));
       const key = request.headers["idempotency-key"];
+      const traceParent = requestTraceParent(request);
       if (key === undefined && accepted.length === 0) return { results: inRequestOrder([], refused) };
       return holdingIdempotencyKey(ctx, companyId, key, async () => {
         const outcome = await ctx.store.addWorkItems({
           companyId,
           workType: WORK_TYPE_AUTHORITY_RVDM,
           batchMaxItems: ctx.config.batchMaxItems,
-          items: accepted,
+          items: accepted.map((fields) => ({ ...fields, traceParent })),
           ...(key === undefined ? {} : { idempotency: { ...idempotencyRecord(key, requestHash(allOrNothing, checked, items)), refused } }),
         });
         if (outcome.kind === "keyReused") throw keyReused();

@@ -14,6 +14,7 @@ import { hashBody, holdingIdempotencyKey, IdempotencyHeaders, IdempotencyReplaye
 import { BooleanTranslationObject, ExtraTranslationObject, TranslationObject } from "../shared/translation-object.ts";
 import { deadlineFor, toUtcIso } from "../../domain/deadline.ts";
 import { guardedResponses } from "../../http/problem-schema.ts";
+import { requestTraceParent } from "../../telemetry/request-span.ts";
 
 export const AuthorityRvdmWorkItemCreate = Type.Object(
   {
@@ -105,6 +106,7 @@ export function register(app: FastifyInstance, ctx: AppContext): void {
           workType: WORK_TYPE_AUTHORITY_RVDM,
           batchMaxItems: ctx.config.batchMaxItems,
           ...workItemFields(body, ctx),
+          traceParent: requestTraceParent(request),
           ...(key === undefined ? {} : { idempotency: idempotencyRecord(key, hashBody(body)) }),
         });
         if (outcome.kind === "keyReused") throw keyReused();

@@ -4,7 +4,7 @@
  * webhook guard, Idempotency-Key and answers as AddWorkItemCreate.
  */
 import type { TProperties } from "@sinclair/typebox";
-import type { FastifyReply } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import type { AppContext } from "../../app-context.ts";
 import { BatchKey, WORK_TYPE_AUTHORITY_RVDM } from "../../domain/views.ts";
 import { FOLLOW_UP_RULES } from "../../domain/work-item-kinds.ts";
@@ -14,6 +14,7 @@ import { PositiveId } from "../shared/ids.ts";
 import { hashBody, holdingIdempotencyKey, idempotencyRecord, IdempotencyReplayedHeader, keyReused } from "../shared/idempotency.ts";
 import { AuthorityRvdmWorkItemCreate, webhookTargetErrors } from "./add-work-item-create.ts";
 import { workItemNotFound } from "./get-work-item.ts";
+import { requestTraceParent } from "../../telemetry/request-span.ts";
 
 /** The fields of a change or withdrawal besides what it changes: its original and the create's own references. */
 export const followUpFields = {
@@ -35,7 +36,7 @@ type FollowUpBody = { originalWorkItemId: number; customerReference: string; doc
 /** Stores the change or withdrawal and answers as an add does; every refusal as a problem. */
 export async function addFollowUp(
   ctx: AppContext,
-  request: { tenant: { companyId: number }; headers: { "idempotency-key"?: string } },
+  request: FastifyRequest & { tenant: { companyId: number }; headers: { "idempotency-key"?: string } },
   reply: FastifyReply,
   body: FollowUpBody,
   details: Pick<NewFollowUp, "kind" | "changes" | "movedDeadlineAt">,
@@ -58,6 +59,7 @@ export async function addFollowUp(
       request: body,
       changeCutoffMs: ctx.config.changeCutoffMs,
       now: new Date().toISOString(),
+      traceParent: requestTraceParent(request),
       ...details,
       ...(key === undefined ? {} : { idempotency: idempotencyRecord(key, hashBody(body)) }),
     });

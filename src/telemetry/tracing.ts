@@ -1,0 +1,40 @@
+/**
+ * OpenTelemetry tracing (SPEC §17), off unless an OTLP endpoint is configured. When it is on, the
+ * SDK's tracer provider is registered globally: the spans the rest of the code starts through
+ * `@opentelemetry/api` (spans.ts, and @fastify/otel's request spans) are then recorded and
+ * exported over OTLP/HTTP, in the protocol configured. When it is off, nothing of the SDK is
+ * loaded, and those same calls are the API's no-ops.
+ *
+ * The SDK reads the standard variables it defines itself (OTEL_SERVICE_NAME,
+ * OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER and _ARG, OTEL_EXPORTER_OTLP_*_HEADERS and
+ * _TIMEOUT, OTEL_BSP_*, OTEL_PROPAGATORS); config.ts checks the ones that decide whether and how.
+ */
+import type { TracingSettings } from "../config.ts";
+
+export interface Tracing {
+  readonly enabled: boolean;
+  /** Exports the spans still buffered and stops; on shutdown. */
+  shutdown(): Promise<void>;
+}
+
+const OFF: Tracing = { enabled: false, shutdown: async () => undefined };
+
+/** The service's name when OTEL_SERVICE_NAME does not give one. */
+export const DEFAULT_SERVICE_NAME = "work-item-api";
+
+export async function startTracing(settings: TracingSettings | undefined): Promise<Tracing> {
+  if (settings === undefined) return OFF;
+  const [{ NodeTracerProvider, BatchSpanProcessor }, resources, exporterModule] = await Promise.all([
+    import("@opentelemetry/sdk-trace-node"),
+    import("@opentelemetry/resources"),
+    settings.protocol === "http/json" ? import("@opentelemetry/exporter-trace-otlp-http") : import("@opentelemetry/exporter-trace-otlp-proto"),
+  ]);
+  // The exporter reads its endpoint, headers and timeout from the OTEL_EXPORTER_OTLP_* variables.
+  const exporter = new exporterModule.OTLPTraceExporter();
+  const resource = resources
+    .resourceFromAttributes({ "service.name": DEFAULT_SERVICE_NAME })
+    .merge(resources.detectResources({ detectors: [resources.envDetector, resources.processDetector, resources.hostDetector] }));
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] });
+  provider.register();
+  return { enabled: true, shutdown: () => provider.shutdown() };
+}
