@@ -154,7 +154,23 @@ async function main(): Promise<number> {
         s.server = await startServer(s.store, pinning?.server);
       }
     };
-    if (sideBuild) {
+    if (options.traced) {
+      // The collector shares the load generator's core: its work is not the server's.
+      const sink = await startHelperServer("otlp-sink.mjs", [], pinning?.load);
+      cleanups.push(async () => void (await sink.stop()));
+      const traced = await openSession(options, "traced", pinning?.server, ROOT, {
+        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sink.port}`,
+        OTEL_TRACES_SAMPLER: "always_on",
+      });
+      cleanups.push(async () => {
+        await traced.server.stop();
+        await traced.store.cleanup();
+      });
+      for (const route of options.routes) {
+        sideBySide.push(await measureSideBySide(ctx, route, options, { label: "traced, every request exported", session: traced }, { label: "untraced", session: main }, ceilingFor, record));
+      }
+      checks.push(traced.ledger.check("traced: every acknowledged item is stored", await traced.store.countItems()));
+    } else if (sideBuild) {
       const other = await openSession(options, "against", pinning?.server, sideBuild.root);
       cleanups.push(async () => {
         await other.server.stop();

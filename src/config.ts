@@ -7,6 +7,7 @@ import { Cron } from "croner";
 import { Type, type Static } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { knowsHolidays, type DeadlineRule } from "./domain/deadline.ts";
+import type { TracingSettings } from "./telemetry/tracing.ts";
 
 const Int = (minimum: number, maximum: number, def: number, description: string) =>
   Type.Integer({ minimum, maximum, default: def, description });
@@ -189,10 +190,6 @@ export interface Config {
   tracing: TracingSettings | undefined;
 }
 
-/** How traces are exported when tracing is on (SPEC §17). */
-export interface TracingSettings {
-  protocol: "http/protobuf" | "http/json";
-}
 
 export interface AuthoritySimSettings {
   host: string;

@@ -63,9 +63,10 @@ test("the rooms of src/ import one another without a circle", () => {
   assert.ok(graph.size > 10, "the rooms were found");
 });
 
-test("domain/ and scheduler/ import no other room; the simulator never imports the bot", () => {
+test("domain/, scheduler/ and telemetry/ import no other room; the simulator never imports the bot", () => {
   assert.deepEqual([...(graph.get("domain") ?? [])], []);
   assert.deepEqual([...(graph.get("scheduler") ?? [])], []);
+  assert.deepEqual([...(graph.get("telemetry") ?? [])], [], "tracing sits under everything that starts spans, the logger included");
   assert.ok(!graph.get("authority-sim")?.has("bot"));
   assert.ok(graph.get("bot")?.has("authority-sim"), "the check can see an import (the bot starts the built-in simulator)");
 });

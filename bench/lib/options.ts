@@ -24,6 +24,8 @@ export interface BenchOptions {
   tag: string | undefined;
   /** A git revision whose server is measured beside this one's, in alternating rounds. */
   against: string | undefined;
+  /** Measure this build beside itself with every request traced and exported over OTLP (SPEC §17). */
+  traced: boolean;
   /** With `against`: how many alternating rounds per route. */
   rounds: number;
   /** Also measure bare Fastify answering Ping, WorkItem/{id} and WorkItems through the store (SQLite only): the framework's floor. */
@@ -47,7 +49,9 @@ export const USAGE = `usage: npm run bench -- [flags]
   --tag NAME                added to the result file names
   --against REV             also build REV's src/ with this harness and measure its server beside this
                             one, route by route in alternating rounds; reports this / REV per route
-  --rounds N                with --against: alternating rounds per route (default 2)
+  --traced                  also measure this build with tracing on, every request sampled and exported to a
+                            local OTLP sink, beside itself untraced, in alternating rounds; reports traced / untraced
+  --rounds N                with --against or --traced: alternating rounds per route (default 2)
   --floor                   also measure bare Fastify answering Ping, WorkItem/{id} and WorkItems through
                             the store, with no hooks, auth or schemas (SQLite only): the most a route can reach`;
 
@@ -79,6 +83,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       keep: { type: "boolean", default: false },
       tag: { type: "string" },
       against: { type: "string" },
+      traced: { type: "boolean", default: false },
       rounds: { type: "string" },
       floor: { type: "boolean", default: false },
       help: { type: "boolean", default: false },
@@ -103,6 +108,7 @@ export function parseOptions(argv: string[]): BenchOptions {
   if (values.against !== undefined && !/^[A-Za-z0-9._/^~-]{1,80}$/.test(values.against)) throw new Error("--against takes a git revision (a commit, branch or tag)");
   if (values.floor && values.store !== "sqlite") throw new Error("--floor reads the SQLite file: use it with --store sqlite");
   if (values.against !== undefined && (values.profile || values.growth)) throw new Error("--against measures the routes only: leave out --profile and --growth");
+  if (values.traced && (values.against !== undefined || values.profile || values.growth)) throw new Error("--traced compares this build with itself: leave out --against, --profile and --growth");
   return {
     store: values.store,
     durationSeconds: positive("duration", values.duration, 10),
@@ -119,6 +125,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     keep: values.keep,
     tag: values.tag,
     against: values.against,
+    traced: values.traced,
     rounds: Math.round(positive("rounds", values.rounds, 2)),
     floor: values.floor,
   };

@@ -43,7 +43,7 @@ export interface Session {
   ledger: IntakeLedger;
 }
 
-export async function openSession(options: BenchOptions, label: string, serverCpus: string | undefined, root = ROOT): Promise<Session> {
+export async function openSession(options: BenchOptions, label: string, serverCpus: string | undefined, root = ROOT, extraEnv: NodeJS.ProcessEnv = {}): Promise<Session> {
   const store = options.store === "sqlite" ? sqliteBenchStore(options.keep) : await postgresBenchStore(options.postgresUrl, options.keep, label);
   log(`${label}: ${store.description}; creating ${options.companies} companies and keys with the CLI`);
   let created;
@@ -56,7 +56,7 @@ export async function openSession(options: BenchOptions, label: string, serverCp
     }
     throw error;
   }
-  const server = await startServer(store, serverCpus, [], root);
+  const server = await startServer(store, serverCpus, [], root, extraEnv);
   const baseUrl = `http://127.0.0.1:${server.port}`;
   const tenants: BenchTenant[] = [];
   for (const t of created) tenants.push({ ...t, token: await login(baseUrl, t.apiKey, t.secret), itemIds: [] });

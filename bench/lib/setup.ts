@@ -42,8 +42,8 @@ export function serverEnv(store: BenchStore): NodeJS.ProcessEnv {
 
 /** The production build on a free loopback port; at LOG_LEVEL=warn it is ready when /healthz answers. */
 /** `root`: the folder whose dist/ runs, the repository's own unless a side-by-side build's. */
-export async function startServer(store: BenchStore, cpus: string | undefined, nodeFlags: string[] = [], root = ROOT): Promise<Started> {
-  return startServerProcess(serverEnv(store), { launcher: "build", port: await freePort(), readyBy: "healthz", readyTimeoutMs: 30_000, cpus, nodeFlags, stopGraceMs: STOP_GRACE_MS, cwd: root });
+export async function startServer(store: BenchStore, cpus: string | undefined, nodeFlags: string[] = [], root = ROOT, extraEnv: NodeJS.ProcessEnv = {}): Promise<Started> {
+  return startServerProcess({ ...serverEnv(store), ...extraEnv }, { launcher: "build", port: await freePort(), readyBy: "healthz", readyTimeoutMs: 30_000, cpus, nodeFlags, stopGraceMs: STOP_GRACE_MS, cwd: root });
 }
 
 /** Starts one of bench/servers/*.mjs on a free port; each prints `listening <port>` once it listens. */

@@ -9,7 +9,11 @@
  * OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER and _ARG, OTEL_EXPORTER_OTLP_*_HEADERS and
  * _TIMEOUT, OTEL_BSP_*, OTEL_PROPAGATORS); config.ts checks the ones that decide whether and how.
  */
-import type { TracingSettings } from "../config.ts";
+
+/** How traces are exported when tracing is on (config.ts decides from the OTEL_* variables). */
+export interface TracingSettings {
+  protocol: "http/protobuf" | "http/json";
+}
 
 export interface Tracing {
   readonly enabled: boolean;
