@@ -20,8 +20,6 @@ export type WebhookDeliveryOutcome = WebhookAttemptOutcome["kind"];
 export type StoreCountSource = () => number | Promise<number>;
 /** The number of outbox rows still to deliver. */
 export type BacklogSource = StoreCountSource;
-/** The number of New items past their deadline, over all companies. */
-export type OverdueSource = StoreCountSource;
 /** Seconds between the bot's scheduled passes around now (BOT_SCHEDULE); read on every scrape. */
 export type ScheduleIntervalSource = () => number;
 
@@ -68,7 +66,7 @@ export interface Metrics {
   /** Where the outbox backlog gauge reads from; the outbox lives with the webhook dispatcher. */
   setOutboxBacklogSource(source: BacklogSource | undefined): void;
   /** Where the overdue gauge reads from: the store, whatever the process's role. */
-  setItemsOverdueSource(source: OverdueSource | undefined): void;
+  setItemsOverdueSource(source: StoreCountSource | undefined): void;
   /** Where the schedule interval gauge reads from; the schedule lives with the bot. */
   setScheduleIntervalSource(source: ScheduleIntervalSource | undefined): void;
   /** Where the breaker gauge reads from; the breaker lives with the bot. */
@@ -81,7 +79,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
   if (options.defaultMetrics) collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
   let backlogSource = options.outboxBacklog;
-  let overdueSource: OverdueSource | undefined;
+  let overdueSource: StoreCountSource | undefined;
   let scheduleIntervalSource: ScheduleIntervalSource | undefined;
   let breakerSource: BreakerStateSource | undefined;
   let breakerReasonSource: BreakerReasonSource | undefined;
