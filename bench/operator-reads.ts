@@ -56,10 +56,10 @@ import { buildOverview, NEXT_DEADLINES } from "../src/operators/overview.ts";
 import { openPostgresStore } from "../src/store/postgres/postgres-store.ts";
 import { openSqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 import type { DeadlineOverview, Store } from "../src/store/store.ts";
-import { benchFlags, wholeNumber } from "./lib/args.ts";
 import { ROOT, serverEnv } from "./lib/setup.ts";
 import { postgresBenchStore, sqliteBenchStore, type BenchStore } from "./lib/stores.ts";
-import { expectedDeadlines, PER_BATCH, plan, seedPostgres, seedSqlite, type Check, type Plan } from "./lib/operator-reads-seed.ts";
+import { parseSeededStoreOptions, type SeededStoreOptions } from "./lib/seeded-store-options.ts";
+import { expectedDeadlines, plan, seedPostgres, seedSqlite, type Check, type Plan } from "./lib/operator-reads-seed.ts";
 
 const USAGE = `usage: npm run bench:operator-reads -- [flags]
   --store sqlite|postgres|both   stores to measure (default both)
@@ -76,42 +76,9 @@ const TARGETS = { overview: 100, page: 50 } as const;
 
 const log = (line: string) => process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 
-interface Options {
-  stores: Array<"sqlite" | "postgres">;
-  items: number;
-  companies: number;
-  newItems: number;
-  samples: number;
-  postgresUrl: string;
-  keep: boolean;
-}
+type Options = SeededStoreOptions;
 
-function parseOptions(argv: string[]): Options {
-  const values = benchFlags(argv, USAGE, {
-    store: { type: "string", default: "both" },
-    items: { type: "string", default: "1000000" },
-    companies: { type: "string", default: "1000" },
-    new: { type: "string", default: "400" },
-    samples: { type: "string", default: "200" },
-    "postgres-url": { type: "string", default: "postgres://root@127.0.0.1:5432/test" },
-    keep: { type: "boolean", default: false },
-  });
-  const store = values.store;
-  const stores: Options["stores"] | undefined = store === "both" ? ["sqlite", "postgres"] : store === "sqlite" || store === "postgres" ? [store] : undefined;
-  if (!stores) throw new Error(`--store: sqlite, postgres or both, got ${JSON.stringify(store)}`);
-  const options: Options = {
-    stores,
-    items: wholeNumber("items", values.items),
-    companies: wholeNumber("companies", values.companies),
-    newItems: wholeNumber("new", values.new),
-    samples: wholeNumber("samples", values.samples),
-    postgresUrl: values["postgres-url"],
-    keep: values.keep,
-  };
-  if (options.items < 10 * PER_BATCH) throw new Error(`--items must be at least ${10 * PER_BATCH}`);
-  if (options.newItems > options.items / 2) throw new Error("--new must be at most half of --items");
-  return options;
-}
+const parseOptions = (argv: string[]): Options => parseSeededStoreOptions(argv, USAGE, { newItems: 400 });
 
 // ---------------------------------------------------------------------------------------------
 // What is measured, and the loop that measures it.

@@ -16,8 +16,12 @@ export type BotItemOutcome = ItemOutcome["kind"];
 /** How one webhook delivery attempt ended (see WebhookAttemptOutcome). */
 export type WebhookDeliveryOutcome = WebhookAttemptOutcome["kind"];
 
-/** The number of outbox rows still to deliver; read lazily on every scrape. */
-export type BacklogSource = () => number | Promise<number>;
+/** A count read from the store on every scrape (the outbox backlog, the overdue items). */
+export type StoreCountSource = () => number | Promise<number>;
+/** The number of outbox rows still to deliver. */
+export type BacklogSource = StoreCountSource;
+/** Seconds between the bot's scheduled passes around now (BOT_SCHEDULE); read on every scrape. */
+export type ScheduleIntervalSource = () => number;
 
 export const BREAKER_STATES = ["closed", "open", "halfOpen"] as const;
 /** The authority circuit breaker's state as this process sees it; read on every scrape. */
@@ -45,6 +49,8 @@ export interface Metrics {
   readonly botItemOutcomes: Counter<"outcome">;
   readonly webhookDeliveries: Counter<"outcome">;
   readonly outboxBacklog: Gauge;
+  readonly itemsOverdue: Gauge;
+  readonly botScheduleInterval: Gauge;
   readonly authorityBreakerState: Gauge<"state">;
   readonly authorityRefusing: Gauge;
   /** Labels: timing (on_time, late; items without a deadline are not counted). */
@@ -59,6 +65,10 @@ export interface Metrics {
   recordWebhookDelivery(outcome: WebhookDeliveryOutcome): void;
   /** Where the outbox backlog gauge reads from; the outbox lives with the webhook dispatcher. */
   setOutboxBacklogSource(source: BacklogSource | undefined): void;
+  /** Where the overdue gauge reads from: the store, whatever the process's role. */
+  setItemsOverdueSource(source: StoreCountSource | undefined): void;
+  /** Where the schedule interval gauge reads from; the schedule lives with the bot. */
+  setScheduleIntervalSource(source: ScheduleIntervalSource | undefined): void;
   /** Where the breaker gauge reads from; the breaker lives with the bot. */
   setBreakerStateSource(source: BreakerStateSource | undefined, reason?: BreakerReasonSource): void;
   /** The exposition text and its content type, for GET /metrics. */
@@ -69,6 +79,8 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
   if (options.defaultMetrics) collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
   let backlogSource = options.outboxBacklog;
+  let overdueSource: StoreCountSource | undefined;
+  let scheduleIntervalSource: ScheduleIntervalSource | undefined;
   let breakerSource: BreakerStateSource | undefined;
   let breakerReasonSource: BreakerReasonSource | undefined;
 
@@ -120,17 +132,16 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     labelNames: ["outcome"] as const,
     registers: [registry],
   });
-  const outboxBacklog = new Gauge({
-    name: `${METRIC_PREFIX}outbox_backlog`,
-    help: "Webhook deliveries waiting in the outbox",
+  const outboxBacklog = storeCountGauge(registry, "outbox_backlog", "Webhook deliveries waiting in the outbox", () => backlogSource);
+  const itemsOverdue = storeCountGauge(registry, "items_overdue", "New items (not yet filed) whose deadline has passed, over all companies", () => overdueSource);
+  // The bot-lap alert compares the last lap's age with this, so it holds for any BOT_SCHEDULE
+  // (a schedule that sleeps at night has long intervals then).
+  const botScheduleInterval = new Gauge({
+    name: `${METRIC_PREFIX}bot_schedule_interval_seconds`,
+    help: "Seconds from the bot's last scheduled pass (BOT_SCHEDULE) to its next one; 0 on a process without the worker role",
     registers: [registry],
-    async collect() {
-      if (!backlogSource) return;
-      try {
-        this.set(await backlogSource());
-      } catch {
-        // A scrape must not fail because the store hiccups; the last value stays.
-      }
+    collect() {
+      if (scheduleIntervalSource) this.set(scheduleIntervalSource());
     },
   });
   const authorityBreakerState = new Gauge({
@@ -180,6 +191,8 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     botItemOutcomes,
     webhookDeliveries,
     outboxBacklog,
+    itemsOverdue,
+    botScheduleInterval,
     authorityBreakerState,
     authorityRefusing,
     submitsByDeadline,
@@ -197,12 +210,36 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     setOutboxBacklogSource: (source) => {
       backlogSource = source;
     },
+    setItemsOverdueSource: (source) => {
+      overdueSource = source;
+    },
+    setScheduleIntervalSource: (source) => {
+      scheduleIntervalSource = source;
+    },
     setBreakerStateSource: (source, reason) => {
       breakerSource = source;
       breakerReasonSource = reason;
     },
     render: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
   };
+}
+
+/** A gauge set from `source()` on every scrape, if there is one. */
+function storeCountGauge(registry: Registry, name: string, help: string, source: () => StoreCountSource | undefined): Gauge {
+  return new Gauge({
+    name: `${METRIC_PREFIX}${name}`,
+    help,
+    registers: [registry],
+    async collect() {
+      const read = source();
+      if (!read) return;
+      try {
+        this.set(await read());
+      } catch {
+        // A scrape must not fail because the store hiccups; the last value stays.
+      }
+    },
+  });
 }
 
 /**

@@ -53,6 +53,7 @@ async function main(): Promise<void> {
   const metrics = createMetrics({ defaultMetrics: true });
   // Read on every scrape, from the database: the backlog of every process, whichever role scrapes.
   metrics.setOutboxBacklogSource(() => store.countPendingWebhookDeliveries());
+  metrics.setItemsOverdueSource(() => store.countOverdueItems(new Date().toISOString()));
 
   let address: string | undefined;
   if (config.role === "all" || config.role === "api") {
@@ -71,6 +72,7 @@ async function main(): Promise<void> {
       () => worker.gate.breakerState(),
       () => worker.gate.breakerReason(),
     );
+    metrics.setScheduleIntervalSource(() => worker.cron.scheduleIntervalSeconds());
     // stop() finishes the item in hand or releases the batch lease, and leaves the outbox consistent.
     shutdown.onDrain("worker", () => worker.stop());
     if (config.role === "worker") {

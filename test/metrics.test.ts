@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { Histogram, Registry } from "prom-client";
-import { botMetricsEvents, createMetrics, webhookMetricsEvents } from "../src/metrics.ts";
+import { botMetricsEvents, createMetrics, webhookMetricsEvents, type Metrics, type StoreCountSource } from "../src/metrics.ts";
 import { RequestDurationHistogram } from "../src/request-duration-histogram.ts";
 import { availableBackends } from "./helpers/backends.ts";
 import { metricValue } from "./helpers/prometheus.ts";
@@ -72,7 +72,7 @@ for (const backend of await availableBackends()) {
       assert.doesNotMatch(text, /route="[^"]*(\d{3,}|no\/such)/, "no raw URL in a label");
       assert.equal(metricValue(text, "work_item_api_work_items_created_total", { work_type: "AuthorityRvdm" }), 2, "a replay is not a new item");
       assert.equal(metricValue(text, "work_item_api_tokens_issued_total"), 1);
-      for (const name of ["bot_runs_total", "bot_item_outcomes_total", "webhook_deliveries_total", "outbox_backlog"]) {
+      for (const name of ["bot_runs_total", "bot_item_outcomes_total", "webhook_deliveries_total", "outbox_backlog", "items_overdue", "bot_schedule_interval_seconds"]) {
         assert.match(text, new RegExp(`# TYPE work_item_api_${name} `), name);
       }
     });
@@ -151,19 +151,34 @@ describe("createMetrics recorders", () => {
     assert.equal(metricValue(body, "work_item_api_webhook_deliveries_total", { outcome: "failed" }), 1);
   });
 
-  test("the outbox backlog is read from its source on every scrape; a failing source keeps the last value", async () => {
-    let backlog = 7;
-    let fail = false;
-    const metrics = createMetrics();
-    metrics.setOutboxBacklogSource(async () => {
-      if (fail) throw new Error("store down");
-      return backlog;
+  const storeCounts = [
+    { name: "work_item_api_outbox_backlog", setSource: (metrics: Metrics, source: StoreCountSource) => metrics.setOutboxBacklogSource(source) },
+    { name: "work_item_api_items_overdue", setSource: (metrics: Metrics, source: StoreCountSource) => metrics.setItemsOverdueSource(source) },
+  ];
+  for (const { name, setSource } of storeCounts) {
+    test(`${name} is read from its source on every scrape; a failing source keeps the last value`, async () => {
+      let count = 7;
+      let fail = false;
+      const metrics = createMetrics();
+      assert.equal(metricValue((await metrics.render()).body, name), 0, "no source: 0");
+      setSource(metrics, async () => {
+        if (fail) throw new Error("store down");
+        return count;
+      });
+      assert.equal(metricValue((await metrics.render()).body, name), 7);
+      count = 2;
+      assert.equal(metricValue((await metrics.render()).body, name), 2);
+      count = 5;
+      fail = true;
+      assert.equal(metricValue((await metrics.render()).body, name), 2);
     });
-    assert.equal(metricValue((await metrics.render()).body, "work_item_api_outbox_backlog"), 7);
-    backlog = 2;
-    assert.equal(metricValue((await metrics.render()).body, "work_item_api_outbox_backlog"), 2);
-    fail = true;
-    assert.equal(metricValue((await metrics.render()).body, "work_item_api_outbox_backlog"), 2);
+  }
+
+  test("the bot's schedule interval is read from the cron on every scrape; 0 without a worker", async () => {
+    const metrics = createMetrics();
+    assert.equal(metricValue((await metrics.render()).body, "work_item_api_bot_schedule_interval_seconds"), 0);
+    metrics.setScheduleIntervalSource(() => 300);
+    assert.equal(metricValue((await metrics.render()).body, "work_item_api_bot_schedule_interval_seconds"), 300);
   });
 
   test("process metrics carry the prefix when asked for", async () => {

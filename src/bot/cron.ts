@@ -8,6 +8,11 @@ import type { BotCounts } from "./run-once.ts";
 export interface BotCron {
   /** When the next run starts, if scheduled. */
   nextRunAt(): Date | null;
+  /**
+   * Seconds from the schedule's last run time before `now` to its next one: how long the bot may
+   * rightly go without a pass just now (0 once stopped).
+   */
+  scheduleIntervalSeconds(now?: Date): number;
   /** Stops scheduling, asks the run in flight to wind down, and waits for it. */
   stop(): Promise<void>;
 }
@@ -40,6 +45,11 @@ export function startBotCron(deps: BotCronDeps): BotCron {
   });
   return {
     nextRunAt: () => job.nextRun(),
+    scheduleIntervalSeconds(now = new Date()) {
+      const next = job.nextRun(now);
+      const previous = job.previousRuns(1, now)[0];
+      return next && previous ? (next.getTime() - previous.getTime()) / 1000 : 0;
+    },
     async stop() {
       job.stop();
       stopping.abort();

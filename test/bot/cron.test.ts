@@ -37,3 +37,24 @@ test("a run that throws never stops the schedule; stop() waits for the run in fl
   assert.equal(calls, callsAtStop, "no run after stop()");
   assert.equal(scheduler.nextRunAt(), null);
 });
+
+test("the schedule interval is the gap around now between two scheduled passes, however uneven the schedule", async () => {
+  const idle = async () => ({ batches: 0, submitted: 0, succeeded: 0, failed: 0, retried: 0 });
+  const everyMinute = startBotCron({ schedule: "* * * * *", run: idle });
+  // Weekdays 09:00-17:55. Without a time zone croner reads the pattern in the process's, as Date reads the times below.
+  const officeHours = startBotCron({ schedule: "*/5 9-17 * * 1-5", run: idle });
+  try {
+    assert.equal(everyMinute.scheduleIntervalSeconds(new Date("2026-11-27T10:00:30Z")), 60);
+    const at = (local: string) => new Date(local);
+    assert.equal(officeHours.scheduleIntervalSeconds(at("2026-11-27T10:02:00")), 300, "Friday morning: every five minutes");
+    assert.equal(
+      officeHours.scheduleIntervalSeconds(at("2026-11-28T12:00:00")),
+      (Date.parse("2026-11-30T09:00:00") - Date.parse("2026-11-27T17:55:00")) / 1000,
+      "Saturday: from Friday's last pass to Monday's first",
+    );
+  } finally {
+    await everyMinute.stop();
+    await officeHours.stop();
+  }
+  assert.equal(everyMinute.scheduleIntervalSeconds(), 0, "stopped: no interval");
+});

@@ -134,6 +134,9 @@ for (const backend of await availableBackends()) {
         ],
       });
       assert.deepEqual(await store.deadlineOverview({ now: hour(100), limit: 5 }), { overdue: 12, next: [] });
+      assert.equal(await store.countOverdueItems(now), 3, "the items_overdue gauge: the overview's overdue, over all companies");
+      assert.equal(await store.countOverdueItems(hour(100)), 12);
+      assert.equal(await store.countOverdueItems(hour(-30)), 0);
       assert.deepEqual(await store.deadlineOverview({ now, limit: 2 }), { overdue: 3, next: [{ deadlineAt: now, unsubmitted: 1, companies: 1 }, { deadlineAt: hour(2), unsubmitted: 3, companies: 2 }] });
       // Filed items (and that they leave the deadlines) are tested through the real bot: test/surfaces/operator/overview-deadlines.test.ts.
       assert.equal(await store.countSubmittedSince(at(-3600)), 0, "New items have not been filed");

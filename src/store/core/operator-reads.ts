@@ -89,6 +89,11 @@ export function operatorReadsStore(db: DatabasePort): OperatorReadsStore {
       return rows.reduce((sum, row) => sum + Number(row.submitted), 0);
     },
 
+    async countOverdueItems(now) {
+      const rows = await db.all<{ overdue: Id }>(OPERATOR_READS_SQL.overviewOverdue, [now]);
+      return rows.reduce((sum, row) => sum + Number(row.overdue), 0);
+    },
+
     async activitySince(since) {
       const activity = noActivity();
       for (const row of await db.all<ActivityRow>(OPERATOR_READS_SQL.activitySince, [since])) activity[row.measure] += Number(row.items);

@@ -113,6 +113,8 @@ export interface OperatorReadsStore {
   hourlyActivity(since: string): Promise<HourlyActivity[]>;
   /** Items filed with the authority (their submittedAt) at or after `since`, over all companies. */
   countSubmittedSince(since: string): Promise<number>;
+  /** New items whose deadlineAt is before `now`, over all companies: the items_overdue gauge, read on every scrape (SPEC §17). */
+  countOverdueItems(now: string): Promise<number>;
   recordBotPass(pass: BotPassSummary): Promise<void>;
   lastBotPass(): Promise<BotPassSummary | undefined>;
   pausedWorkTypes(): Promise<string[]>;
