@@ -38,7 +38,7 @@ ${row("Batch", batch)}
 ${row("Transient failures", item.attempts)}
 ${row("Application number", item.authority.applicationNumber)}
 ${row("Registration number", registrationOf(item)?.registrationNumber ?? item.authority.registrationNumber)}
-${row("Deadline", html`${at(item.deadlineAt)}${deadlineBadge(item, now)}`)}
+${row("Deadline", html`${at(item.deadlineAt)}${deadlineBadge(item, now, viewer.timeZone)}`)}
 ${row("Created", at(item.createdAt))}
 ${row("Updated", at(item.updatedAt))}
 ${row("Completed", at(item.completedAt))}
@@ -115,7 +115,7 @@ export function registerWorkItemPage(app: FastifyInstance, ctx: AppContext): voi
     const { item, timeline } = found;
     const followUps = item.kind === "create" ? await ctx.store.listWorkItems(item.companyId, { originalWorkItemId: item.workItemId, limit: 50 }) : [];
     const now = new Date();
-    const body = html`<p class="muted">Work item ${item.workItemId} of company ${item.companyId}: ${statusBadge(item.status)}${deadlineBadge(item, now)}</p>
+    const body = html`<p class="muted">Work item ${item.workItemId} of company ${item.companyId}: ${statusBadge(item.status)}${deadlineBadge(item, now, viewer.timeZone)}</p>
 ${whyItFailed(item)}
 ${actions(item, viewer)}
 <section aria-labelledby="details-heading"><h2 id="details-heading">Details</h2>${facts(item, viewer, now)}</section>

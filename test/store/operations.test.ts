@@ -248,5 +248,22 @@ for (const backend of await availableBackends()) {
       await store.recordBotPass({ startedAt: at(3), finishedAt: at(4), submitted: 0, succeeded: 0, failed: 0, retried: 0 });
       assert.equal((await store.lastBotPass())?.startedAt, at(3));
     }));
+
+    test("listAllWorkItems by deadline: the earliest first, ties by id, paged by deadline and id", () => withStore(backend, async (store) => {
+      const early = "2030-01-01T11:00:00.000Z";
+      const late = "2030-01-03T11:00:00.000Z";
+      const [a, b] = await addItems(store, 1, 2, null, [late, early]);
+      const [c, d] = await addItems(store, 2, 2, null, [early, late]);
+      const order = [b!.workItemId, c!.workItemId, a!.workItemId, d!.workItemId];
+      const all = await store.listAllWorkItems({ limit: 10, order: "deadline" });
+      assert.deepEqual(all.map((item) => item.workItemId), order);
+      const first = await store.listAllWorkItems({ limit: 3, order: "deadline" });
+      const last = first.at(-1)!;
+      const rest = await store.listAllWorkItems({ limit: 3, order: "deadline", afterDeadline: { deadlineAt: last.deadlineAt!, workItemId: last.workItemId } });
+      assert.deepEqual([...first, ...rest].map((item) => item.workItemId), order, "the second page goes on where the first ended");
+      const overdue = await store.listAllWorkItems({ limit: 10, order: "deadline", status: "New", deadlineBefore: "2030-01-02T00:00:00.000Z" });
+      assert.deepEqual(overdue.map((item) => item.workItemId), [b!.workItemId, c!.workItemId]);
+      assert.equal(await store.countAllWorkItems({ order: "deadline", companyId: 2 }, 100), 2);
+    }));
   });
 }

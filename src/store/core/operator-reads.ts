@@ -259,27 +259,46 @@ const allItemStatements = new Map<string, Statement>();
  * The operator's WorkItems page: one statement per combination of filters, like the
  * integrator's (work-items.ts), over the cross-company indexes of migration 0009. On SQLite, a
  * status other than New also says `status <> 'New'`, which lets it use its partial index. The
- * count reads the same rows, at most $2 of them ($1 then has no cursor).
+ * count reads the same rows, at most $1 of them, without the cursor. In the deadline order the
+ * items without a deadline (changes applied before filing) are left out, and the keyset is the
+ * deadline and the id (the New items' deadline index of migration 0011).
  */
 function listAllWorkItemsStatement(query: OperatorWorkItemsQuery, shape: "page" | "count" = "page"): { statement: Statement; values: unknown[] } {
   const used = ITEM_FILTERS.filter(([field]) => query[field] !== undefined);
-  const values: unknown[] = [query.beforeWorkItemId ?? Number.MAX_SAFE_INTEGER, query.limit, ...used.map(([field]) => query[field])];
-  const byDeadline = query.deadlineBefore !== undefined;
-  if (byDeadline) values.push(query.deadlineBefore);
-  const notNew = query.status !== undefined && query.status !== "New";
-  const key = `${shape === "count" ? "count_" : ""}${used.map(([, column]) => column).join("_")}${notNew ? "_not_new" : ""}${byDeadline ? "_deadline" : ""}`;
+  const values: unknown[] = [query.limit, ...used.map(([field]) => query[field])];
+  const conditions = used.map(([, column], index) => `${column} = $${index + 2}`);
+  const keyParts: string[] = used.map(([, column]) => column);
+  const param = (value: unknown) => `$${values.push(value)}`;
+  if (query.status !== undefined && query.status !== "New") {
+    conditions.push("status <> 'New'");
+    keyParts.push("not_new");
+  }
+  if (query.deadlineBefore !== undefined) {
+    conditions.push(`deadline_at < ${param(query.deadlineBefore)}`);
+    keyParts.push("deadline");
+  }
+  const byDeadline = query.order === "deadline";
+  if (byDeadline) {
+    conditions.push("deadline_at IS NOT NULL");
+    keyParts.push("by_deadline");
+  }
+  if (shape === "page" && byDeadline && query.afterDeadline) {
+    const deadline = param(query.afterDeadline.deadlineAt);
+    conditions.push(`(deadline_at > ${deadline} OR (deadline_at = ${deadline} AND work_item_id > ${param(query.afterDeadline.workItemId)}))`);
+    keyParts.push("after");
+  } else if (shape === "page" && !byDeadline) {
+    conditions.push(`work_item_id < ${param(query.beforeWorkItemId ?? Number.MAX_SAFE_INTEGER)}`);
+  }
+  const key = `${shape === "count" ? "count_" : ""}${keyParts.join("_")}`;
   let statement = allItemStatements.get(key);
   if (!statement) {
-    const conditions = used.map(([, column], index) => `${column} = $${index + 3}`);
-    if (notNew) conditions.push("status <> 'New'");
-    if (byDeadline) conditions.push(`deadline_at < $${used.length + 3}`);
-    conditions.push("work_item_id < $1");
+    const where = conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : "";
     statement = {
       name: `list_all_work_items${key ? `_${key}` : ""}`,
       text:
         shape === "page"
-          ? `SELECT ${ITEM_COLUMNS} FROM work_items WHERE ${conditions.join(" AND ")} ORDER BY work_item_id DESC LIMIT $2`
-          : `SELECT COUNT(*) AS items FROM (SELECT company_id FROM work_items WHERE ${conditions.join(" AND ")} LIMIT $2) capped`,
+          ? `SELECT ${ITEM_COLUMNS} FROM work_items ${where} ORDER BY ${byDeadline ? "deadline_at, work_item_id" : "work_item_id DESC"} LIMIT $1`
+          : `SELECT COUNT(*) AS items FROM (SELECT company_id FROM work_items ${where} LIMIT $1) capped`,
     };
     allItemStatements.set(key, statement);
   }

@@ -1,0 +1,65 @@
+/**
+ * What needs a look first (issue 41, items 7 to 9), on both stores: New items are listed by
+ * deadline, the overdue first, with "Due today" in CONSOLE_TZ; the sort is one click away and
+ * pages by deadline; bad sort or due values are a 400 page.
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { createOperatorAccount } from "../../src/operators/accounts.ts";
+import { availableBackends } from "../helpers/backends.ts";
+import { signedInClient } from "../helpers/console-session.ts";
+import { addItems } from "../helpers/store-items.ts";
+import { createTestApp } from "../helpers/test-app.ts";
+
+const HOUR = 60 * 60 * 1000;
+const referencesInOrder = (body: string) => [...body.matchAll(/<td class="reference"><a href="\/console\/work-items\/(\d+)">/g)].map((match) => Number(match[1]));
+
+for (const backend of await availableBackends()) {
+  describe(`console urgency [${backend.name}]`, { timeout: 60_000 }, () => {
+    test("New items by deadline, overdue first, Due today marked; newest first one click away; paged by deadline", async () => {
+      // UTC: the rest of "today" is known to the test whatever the hour it runs at.
+      const t = await createTestApp(backend, { CONSOLE_TZ: "UTC" });
+      try {
+        const now = Date.now();
+        const endOfToday = new Date(new Date(now).toISOString().slice(0, 10) + "T23:59:59.000Z").getTime();
+        const dueToday = endOfToday - now > 3 * HOUR ? new Date(now + 2.5 * HOUR).toISOString() : undefined;
+        const deadlines = [new Date(now + 72 * HOUR).toISOString(), new Date(now - 5 * HOUR).toISOString(), new Date(now + HOUR).toISOString(), ...(dueToday ? [dueToday] : [])];
+        await t.store.createCompany({ companyId: 5, name: "Early Farms" });
+        await t.store.createCompany({ companyId: 6, name: "Late Farms" });
+        const keys = await addItems(t.store, 5, deadlines.length, null, deadlines);
+        const [later, overdue, atRisk, today] = keys.map((key) => key.workItemId);
+        const admin = await createOperatorAccount(t.store, { email: "admin@example.com", role: "admin" });
+        const client = await signedInClient(t.app, admin.email, admin.password);
+
+        const waiting = await client.get("/console/work-items?status=New");
+        assert.equal(waiting.statusCode, 200);
+        assert.deepEqual(referencesInOrder(waiting.body), [overdue, atRisk, ...(today ? [today] : []), later], "the earliest deadline first");
+        assert.match(waiting.body, /<option value="deadline" selected>Deadline, earliest first<\/option>/);
+        assert.match(waiting.body, /mark-overdue">Overdue</);
+        if (today) assert.match(waiting.body, /mark-due-today">Due today</);
+
+        const newest = await client.get("/console/work-items?status=New&sort=newest");
+        assert.deepEqual(referencesInOrder(newest.body), [...keys].reverse().map((key) => key.workItemId));
+
+        const dueNow = await client.get("/console/work-items?due=today");
+        assert.deepEqual(referencesInOrder(dueNow.body), [overdue, atRisk, ...(today ? [today] : [])], "due today: the overdue ones too, by deadline");
+
+        await addItems(t.store, 6, 55, null, Array.from({ length: 55 }, (_, index) => new Date(now + (10 + index) * HOUR).toISOString()));
+        const first = await client.get("/console/work-items?status=New");
+        const next = /href="(\/console\/work-items\?[^"]*cursor=[^"]+)"/.exec(first.body)?.[1];
+        assert.ok(next, "a link to the later deadlines");
+        const second = await client.get(next.replace(/&amp;/g, "&"));
+        assert.equal(second.statusCode, 200);
+        const all = [...referencesInOrder(first.body), ...referencesInOrder(second.body)];
+        assert.equal(all.length, 59);
+        assert.equal(new Set(all).size, 59, "no item twice across the pages");
+
+        for (const bad of ["sort=oldest", "due=tomorrow", "status=New&cursor=soon~1", "status=New&cursor=2030-01-01T00:00:00Z~x", "status=Failed&due=today"]) {
+          assert.equal((await client.get(`/console/work-items?${bad}`)).statusCode, 400, bad);
+        }
+      } finally {
+        await t.close();
+      }
+    });
+  });
+}
