@@ -107,6 +107,9 @@ export const count = (n: number): string => n.toLocaleString("en");
 /** A status as a badge whose colour carries meaning only together with its text. */
 export const statusBadge = (status: string): Html => html`<span class="badge badge-${status.toLowerCase()}">${status}</span>`;
 
+/** What an action just did, said once on the page its redirect leads to; role=status, so a screen reader says it too. */
+export const confirmationNotice = (message: string | undefined): Html => (message ? html`<p class="notice notice-ok" role="status">${message}</p>` : html``);
+
 /** "Older →" link of a keyset-paged list; none when this was the last page. */
 export function nextPageLink(href: string | undefined, label = "Older entries"): Html {
   return href ? html`<nav class="pager" aria-label="Pages"><a href="${href}">${label} →</a></nav>` : html``;

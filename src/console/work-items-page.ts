@@ -9,6 +9,7 @@ import type { WorkItemStatus } from "../domain/views.ts";
 import { ApiError } from "../errors.ts";
 import type { OperatorWorkItemsQuery, OperatorWorkItemView } from "../store/store.ts";
 import { html, queryString, type Html } from "./html.ts";
+import { companyLabel, companyNames, type CompanyNames } from "./company-names.ts";
 import { deadlineBadge, endOfDayIn } from "./deadline-mark.ts";
 import { count, nextPageLink, page, statusBadge, time, type Viewer } from "./layout.ts";
 import { positiveInteger, queryFields } from "./params.ts";
@@ -89,7 +90,15 @@ function parseFilters(form: FilterForm, now: Date, timeZone: string): OperatorWo
 const options = (labels: Record<string, string>, chosen: string | undefined): Html[] =>
   Object.entries(labels).map(([value, label]) => html`<option value="${value}"${value === chosen ? html` selected` : ""}>${label}</option>`);
 
+/** Filters folded into a disclosure, so that on a phone the first item is in view (console.js opens it on a wide screen). */
 function filterForm(form: FilterForm): Html {
+  const set = Object.entries(form).filter(([name, value]) => name !== "cursor" && name !== "sort" && value).length;
+  return html`<details class="filter-fold" data-open-when-wide><summary>Filters${set > 0 ? ` (${set} set)` : ""}</summary>
+${filterFields(form)}
+</details>`;
+}
+
+function filterFields(form: FilterForm): Html {
   const text = (name: (typeof TEXT_FILTERS)[number], label: string) =>
     html`<div><label for="filter-${name}">${label}</label><input id="filter-${name}" name="${name}" type="search" maxlength="200" value="${form[name] ?? ""}"></div>`;
   const statuses = ITEM_STATUSES.map((status) => html`<option value="${status}"${form.status === status ? html` selected` : ""}>${status}</option>`);
@@ -107,20 +116,20 @@ ${text("registrationNumber", "Registration number")}
 </form>`;
 }
 
-/** The customer reference, status and deadline first, so a phone shows them without scrolling sideways (SPEC §16). */
-function itemsTable(items: OperatorWorkItemView[], viewer: Viewer, now: Date): Html {
+/** The customer reference, status and deadline first, so a phone shows them first (SPEC §16); on a phone each row is a card. */
+function itemsTable(items: OperatorWorkItemView[], viewer: Viewer, now: Date, names: CompanyNames): Html {
   if (items.length === 0) return html``;
   const rows = items.map(
     (item) => html`<tr>
 <td class="reference"><a href="/console/work-items/${item.workItemId}">${item.customerReference}</a></td>
-<td class="status">${statusBadge(item.status)}${deadlineBadge(item, now, viewer.timeZone)}</td><td class="when">${time(item.deadlineAt, viewer.timeZone, "short")}</td>
-<td class="num">${item.workItemId}</td><td class="num">${item.companyId}</td><td>${item.workType}</td>
-<td>${item.error ? item.error.code : ""}</td><td>${time(item.createdAt, viewer.timeZone, "short")}</td>
+<td class="status" data-label="Status"><span>${statusBadge(item.status)}${deadlineBadge(item, now, viewer.timeZone)}</span></td><td class="when" data-label="Deadline">${time(item.deadlineAt, viewer.timeZone, "short")}</td>
+<td class="num" data-label="Item">${item.workItemId}</td><td data-label="Company"><span>${companyLabel(item.companyId, names)}</span></td><td data-label="Work type">${item.workType}</td>
+<td data-label="Error">${item.error ? item.error.code : ""}</td><td data-label="Created">${time(item.createdAt, viewer.timeZone, "short")}</td>
 </tr>`,
   );
   return html`<div class="table-scroll" role="region" aria-label="Work items" tabindex="0">
-<table>
-<thead><tr><th scope="col">Customer reference</th><th scope="col">Status</th><th scope="col">Deadline</th><th scope="col" class="num">Item</th><th scope="col" class="num">Company</th><th scope="col">Work type</th>
+<table class="cards">
+<thead><tr><th scope="col">Customer reference</th><th scope="col">Status</th><th scope="col">Deadline</th><th scope="col" class="num">Item</th><th scope="col">Company</th><th scope="col">Work type</th>
 <th scope="col">Error</th><th scope="col">Created</th></tr></thead>
 <tbody>${rows}</tbody>
 </table>
@@ -141,12 +150,13 @@ export function registerWorkItemsPage(app: FastifyInstance, ctx: AppContext): vo
     const query = parseFilters(form, now, viewer.timeZone);
     const { limit: _limit, beforeWorkItemId: _before, afterDeadline: _after, ...filters } = query;
     const [items, total] = await Promise.all([ctx.store.listAllWorkItems(query), ctx.store.countAllWorkItems(filters, TOTAL_CAP + 1)]);
+    const names = await companyNames(ctx.store, items.map((item) => item.companyId));
     const last = items.at(-1);
     const cursor = last && (query.order === "deadline" ? deadlineCursor(last) : last.workItemId);
     const next = items.length === PAGE_SIZE && cursor ? `/console/work-items${queryString({ ...form, sort: query.order, cursor })}` : undefined;
     const body = html`${filterForm(form)}
 <p class="total" id="items-total">${totalText(total)}</p>
-${itemsTable(items, viewer, now)}\n${nextPageLink(next, query.order === "deadline" ? "Later deadlines" : "Older items")}`;
+${itemsTable(items, viewer, now, names)}\n${nextPageLink(next, query.order === "deadline" ? "Later deadlines" : "Older items")}`;
     return reply.type("text/html; charset=utf-8").send(page(viewer, "work-items", "Work items", body).markup);
   });
 }

@@ -1,15 +1,17 @@
 /**
- * What needs a look first (issue 41, items 7 to 9), on both stores: New items are listed by
- * deadline, the overdue first, with "Due today" in CONSOLE_TZ; the sort is one click away and
- * pages by deadline; bad sort or due values are a 400 page.
+ * What needs a look first (issue 41), on both stores: New items are listed by deadline, the
+ * overdue first, with "Due today" in CONSOLE_TZ; the sort is one click away and pages by
+ * deadline; companies go by name; bad sort or due values are a 400 page; Retry is offered only
+ * where it can end otherwise.
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { createOperatorAccount } from "../../src/operators/accounts.ts";
 import { availableBackends } from "../helpers/backends.ts";
+import { runOneBotPass } from "../helpers/bot-harness.ts";
 import { signedInClient } from "../helpers/console-session.ts";
 import { addItems } from "../helpers/store-items.ts";
-import { createTestApp } from "../helpers/test-app.ts";
+import { createTestApp, validWorkItem } from "../helpers/test-app.ts";
 
 const HOUR = 60 * 60 * 1000;
 const referencesInOrder = (body: string) => [...body.matchAll(/<td class="reference"><a href="\/console\/work-items\/(\d+)">/g)].map((match) => Number(match[1]));
@@ -54,9 +56,31 @@ for (const backend of await availableBackends()) {
         assert.equal(all.length, 59);
         assert.equal(new Set(all).size, 59, "no item twice across the pages");
 
+        const rows = await client.get("/console/work-items?companyId=5&sort=newest");
+        assert.match(rows.body, /Early Farms <span class="muted">#5<\/span>/, "the company by its name");
+
         for (const bad of ["sort=oldest", "due=tomorrow", "status=New&cursor=soon~1", "status=New&cursor=2030-01-01T00:00:00Z~x", "status=Failed&due=today"]) {
           assert.equal((await client.get(`/console/work-items?${bad}`)).statusCode, 400, bad);
         }
+      } finally {
+        await t.close();
+      }
+    });
+
+    test("a rejected item is not offered Retry, which would fail again; one the Authority never answered is", async () => {
+      const t = await createTestApp(backend);
+      try {
+        const tenant = await t.tenant(8);
+        const add = (body: Record<string, unknown>) => t.app.inject({ method: "POST", url: "/api/AuthorityRvdm/AddWorkItemCreate", headers: { authorization: `Bearer ${tenant.token}` }, payload: validWorkItem(body) });
+        const rejected = (await add({ customerReference: "KVK-7", senderChamberOfCommerceNo: { sendValue: "1234567" } })).json<{ workItemId: number }>();
+        await runOneBotPass(t);
+        assert.equal((await t.store.getWorkItemTimeline(rejected.workItemId))?.item.error?.code, "AUTHORITY_REJECTED");
+        const admin = await createOperatorAccount(t.store, { email: "admin@example.com", role: "admin" });
+        const client = await signedInClient(t.app, admin.email, admin.password);
+        const page = await client.get(`/console/work-items/${rejected.workItemId}`);
+        assert.doesNotMatch(page.body, /<button type="submit">Retry<\/button>/);
+        assert.match(page.body, /Retry is not offered: the same item would fail again/);
+        assert.match(page.body, /<dt>Transport date<\/dt><dd><time/, "the transport date, in CONSOLE_TZ");
       } finally {
         await t.close();
       }

@@ -35,7 +35,7 @@ export function operatorReadsStore(db: DatabasePort): OperatorReadsStore {
         db.all<{ company_id: Id; new_items: Id; oldest: string | Date }>(OPERATOR_READS_SQL.overviewNewItems),
         db.all<{ company_id: Id; items: Id }>(OPERATOR_READS_SQL.overviewInProgressItems),
         db.all<{ company_id: Id; failed: Id }>(OPERATOR_READS_SQL.overviewRecentFailures, [since]),
-        db.all<{ company_id: Id; pending: Id }>(SQL.pendingDeliveriesByCompany),
+        db.all<{ company_id: Id; pending: Id; retrying: Id }>(SQL.pendingDeliveriesByCompany),
         db.all<{ company_id: Id; overdue: Id }>(OPERATOR_READS_SQL.overviewOverdue, [now]),
       ]);
       const byCompany = new Map<number, CompanyOverview>();
@@ -49,6 +49,7 @@ export function operatorReadsStore(db: DatabasePort): OperatorReadsStore {
           oldestNewAt: null,
           failedLast24h: 0,
           pendingWebhookDeliveries: 0,
+          retryingWebhookDeliveries: 0,
           overdue: 0,
         });
       }
@@ -69,7 +70,10 @@ export function operatorReadsStore(db: DatabasePort): OperatorReadsStore {
       });
       set(inProgress, (company, row) => (company.counts.inProgress = Number(row.items)));
       set(recentFailures, (company, row) => (company.failedLast24h = Number(row.failed)));
-      set(pending, (company, row) => (company.pendingWebhookDeliveries = Number(row.pending)));
+      set(pending, (company, row) => {
+        company.pendingWebhookDeliveries = Number(row.pending);
+        company.retryingWebhookDeliveries = Number(row.retrying);
+      });
       set(overdue, (company, row) => (company.overdue = Number(row.overdue)));
       return [...byCompany.values()];
     },
@@ -220,7 +224,8 @@ interface AuditRow {
   at: string | Date;
   operator_id: string;
   operator_email: string;
-  action: AuditAction;
+  /** As written: entries from before the actions were renamed keep their old name. */
+  action: string;
   company_id: Id | null;
   work_item_id: Id | null;
   work_type: string | null;
@@ -230,11 +235,14 @@ interface AuditRow {
 
 const numberOrNull = (value: Id | null) => (value === null ? null : Number(value));
 
+/** Names entries written before the audit's actions had one noun per thing were stored under. */
+const FORMER_AUDIT_ACTIONS: Record<string, AuditAction> = { "webhook.redeliver": "delivery.redeliver" };
+
 const toAuditEntry = (row: AuditRow): AuditEntry => ({
   auditId: Number(row.audit_id),
   at: iso(row.at),
   operator: { operatorId: row.operator_id, email: row.operator_email },
-  action: row.action,
+  action: FORMER_AUDIT_ACTIONS[row.action] ?? (row.action as AuditAction),
   target: {
     companyId: numberOrNull(row.company_id),
     workItemId: numberOrNull(row.work_item_id),

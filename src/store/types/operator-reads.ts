@@ -14,6 +14,8 @@ export interface CompanyOverview {
   oldestNewAt: string | null;
   failedLast24h: number;
   pendingWebhookDeliveries: number;
+  /** Of those, the ones whose last attempt failed: a receiver in trouble. */
+  retryingWebhookDeliveries: number;
   /** New items whose deadlineAt has passed (SPEC §16). */
   overdue: number;
 }
@@ -103,7 +105,9 @@ export interface AuditEntry {
   reason: string;
 }
 
-export type AuditAction = "workitem.retry" | "workitem.cancel" | "bot.pause" | "bot.resume" | "webhook.redeliver" | "delivery.stop";
+/** One noun per thing acted on: a work item, the bot, a webhook delivery. */
+export const AUDIT_ACTIONS = ["workitem.retry", "workitem.cancel", "bot.pause", "bot.resume", "delivery.redeliver", "delivery.stop"] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 /** What operators read, across companies (SPEC §12.2). */
 export interface OperatorReadsStore {
