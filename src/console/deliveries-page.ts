@@ -28,8 +28,8 @@ function lastError(attempts: WebhookAttempt[], timeZone: string): Html {
   if (!last) return html`none yet`;
   const answer = (attempt: WebhookAttempt) => html`${attempt.statusCode === null ? "no answer" : `HTTP ${attempt.statusCode}`}${attempt.error ? html`: ${attempt.error}` : ""}`;
   const items = attempts.map((attempt) => html`<li>${time(attempt.at, timeZone)}: ${answer(attempt)}, ${attempt.durationMs} ms</li>`);
-  return html`${answered(last) ? "" : html`<span class="last-error">${answer(last)}</span>`}
-<details><summary>${attempts.length === 1 ? "1 attempt" : `${attempts.length} attempts`}</summary><ol class="attempts">${items}</ol></details>`;
+  return html`<div>${answered(last) ? "" : html`<span class="last-error">${answer(last)}</span>`}
+<details><summary>${attempts.length === 1 ? "1 attempt" : `${attempts.length} attempts`}</summary><ol class="attempts">${items}</ol></details></div>`;
 }
 
 /** One reason for either action: Redeliver, or (while it is pending) Stop retrying. */

@@ -50,7 +50,7 @@ export function page(viewer: Viewer, section: NavSection, title: string, body: I
 <p class="brand">Work-Item API console</p>
 <nav aria-label="Console"><ul>${links}</ul></nav>
 <form method="get" action="/console/find" class="find" role="search" aria-label="Look up a work item">
-<label for="find-text">Find</label> <input id="find-text" name="q" type="search" required maxlength="200" placeholder="item id, application or registration no." autocomplete="off"> <button type="submit" class="link-button">Go</button>
+<label for="find-text">Find</label> <input id="find-text" name="q" type="search" required maxlength="200" placeholder="id, application or registration no." autocomplete="off"> <button type="submit" class="link-button">Go</button>
 </form>
 <div class="who">
 <span>${viewer.operator.email} (${viewer.operator.role}) · times in ${viewer.timeZone}</span>
