@@ -8,7 +8,9 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { createOperatorAccount } from "../../src/operators/accounts.ts";
 import { availableBackends } from "../helpers/backends.ts";
+import { createDispatcher } from "../../src/webhooks/dispatcher.ts";
 import { runOneBotPass } from "../helpers/bot-harness.ts";
+import { startReceiver } from "../helpers/webhook-receiver.ts";
 import { signedInClient } from "../helpers/console-session.ts";
 import { addItems } from "../helpers/store-items.ts";
 import { createTestApp, validWorkItem } from "../helpers/test-app.ts";
@@ -83,6 +85,39 @@ for (const backend of await availableBackends()) {
         assert.match(page.body, /<dt>Transport date<\/dt><dd><time/, "the transport date, in CONSOLE_TZ");
       } finally {
         await t.close();
+      }
+    });
+
+    test("deliveries: a failing pending one is Retrying and counted on the Overview; a delivered one shows no last error", async () => {
+      const receiver = await startReceiver((index) => (index === 0 ? 503 : 204));
+      const t = await createTestApp(backend, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true" });
+      try {
+        const tenant = await t.tenant(9);
+        await t.store.renameCompany(9, "Hooked Farms");
+        for (const reference of ["HOOK-A", "HOOK-B"]) {
+          const added = await t.app.inject({ method: "POST", url: "/api/AuthorityRvdm/AddWorkItemCreate", headers: { authorization: `Bearer ${tenant.token}` }, payload: validWorkItem({ customerReference: reference, webhookUrl: receiver.url }) });
+          assert.equal(added.statusCode, 200, added.body);
+        }
+        await runOneBotPass(t);
+        // Two deliveries, one attempt each: the first answered 503, the second 204.
+        await createDispatcher({ store: t.store, config: t.config, owner: "test" }).deliverDue();
+        await receiver.waitForRequests(2, 30_000);
+        const admin = await createOperatorAccount(t.store, { email: "admin@example.com", role: "admin" });
+        const client = await signedInClient(t.app, admin.email, admin.password);
+        const page = (await client.get("/console/webhook-deliveries?companyId=9")).body;
+        const rows = page.split("<tbody>")[1]!.split("</tr>").filter((row) => row.includes("<td"));
+        assert.equal(rows.length, 2);
+        const retrying = rows.find((row) => row.includes("Retrying"));
+        const delivered = rows.find((row) => row.includes("badge-delivered"));
+        assert.ok(retrying && delivered, page);
+        assert.match(retrying, /HTTP 503/);
+        assert.doesNotMatch(delivered, /last-error|HTTP 204<\/span>/, "a delivered row has no last error");
+        assert.match(delivered, /Hooked Farms <span class="muted">#9<\/span>/);
+        const overview = (await client.get("/console")).body;
+        assert.match(overview, /webhook-deliveries\?companyId=9&amp;status=pending"><strong>1<\/strong><\/a> \/ 1/, "retrying of pending, linked");
+      } finally {
+        await t.close();
+        await receiver.close();
       }
     });
   });

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { OperatorAction, Store } from "../../src/store/store.ts";
-import { availableBackends, openFreshStore, type Backend } from "../helpers/backends.ts";
+import { availableBackends, openFreshStore, writePastStore, type Backend } from "../helpers/backends.ts";
 import { addItems } from "../helpers/store-items.ts";
 import { claimEverything, queueAll } from "../helpers/sweeps.ts";
 import { recordStoreStatements } from "../helpers/statement-recorder.ts";
@@ -248,6 +248,20 @@ for (const backend of await availableBackends()) {
       await store.recordBotPass({ startedAt: at(3), finishedAt: at(4), submitted: 0, succeeded: 0, failed: 0, retried: 0 });
       assert.equal((await store.lastBotPass())?.startedAt, at(3));
     }));
+
+    test("audit entries written as webhook.redeliver read as delivery.redeliver, the one noun of a delivery's actions", async () => {
+      const { store, location, cleanup } = await openFreshStore(backend);
+      try {
+        await writePastStore(
+          location,
+          "INSERT INTO audit_log (at, operator_id, operator_email, action, company_id, work_item_id, work_type, delivery_id, reason) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+          [at(1), "op_1", "ops@example.com", "webhook.redeliver", null, null, null, 7, "written by an earlier release"],
+        );
+        assert.deepEqual((await store.listAudit({ limit: 5 })).map((entry) => [entry.action, entry.target.deliveryId]), [["delivery.redeliver", 7]]);
+      } finally {
+        await cleanup();
+      }
+    });
 
     test("listAllWorkItems by deadline: the earliest first, ties by id, paged by deadline and id", () => withStore(backend, async (store) => {
       const early = "2030-01-01T11:00:00.000Z";
