@@ -1,6 +1,7 @@
 /**
  * Makes the console screenshots in docs/: an operator's morning (SPEC §16), empty, normal and
- * overloaded, at 1280×800 and on a 390 px phone: docs/console-<morning>-<page>.png and
+ * overloaded, at 1280×800 and on a 390 px phone (every page on the normal one, the New items by
+ * deadline as "waiting"): docs/console-<morning>-<page>.png and
  * …-phone.png; and the Deadlines chart (SPEC §14) over a little, a normal and an overloaded
  * queue, docs/console-deadlines-<queue>.png and …-phone.png. Needs Chromium at /usr/bin/chromium.
  *
@@ -18,7 +19,7 @@ if (!chromiumAvailable()) {
 const written: string[] = [];
 const PAGES: Record<Morning, string[]> = {
   empty: ["overview"],
-  normal: ["overview", "work-items", "work-item", "webhook-deliveries"],
+  normal: ["overview", "work-items", "waiting", "work-item", "webhook-deliveries", "audit"],
   overloaded: ["overview", "work-items"],
 };
 
@@ -27,7 +28,14 @@ for (const [morning, pages] of Object.entries(PAGES) as Array<[Morning, string[]
     for (const [suffix, viewport] of [["", DESKTOP], ["-phone", PHONE]] as const) {
       const page = await signedInPage(scene, viewport);
       for (const name of pages) {
-        const path = { overview: "/console", "work-items": "/console/work-items", "work-item": `/console/work-items/${(scene.overdueItem ?? scene.someItem)?.workItemId}`, "webhook-deliveries": "/console/webhook-deliveries" }[name];
+        const path = {
+          overview: "/console",
+          "work-items": "/console/work-items",
+          waiting: "/console/work-items?status=New",
+          "work-item": `/console/work-items/${(scene.overdueItem ?? scene.someItem)?.workItemId}`,
+          "webhook-deliveries": "/console/webhook-deliveries",
+          audit: "/console/audit",
+        }[name];
         await page.goto(`${scene.baseUrl}${path}`);
         const file = `docs/console-${morning}-${name}${suffix}.png`;
         await page.screenshot({ path: file, fullPage: true });

@@ -82,7 +82,9 @@ async function main(): Promise<void> {
     }
   }
   shutdown.installSignalHandlers();
-  logger.info({ role: config.role, store: config.store.kind, address }, "work-item-api started");
+  // Where people go next: the API reference for integrators, the console for operators.
+  const pages = address ? { docs: `${address}/docs`, console: `${address}/console` } : {};
+  logger.info({ role: config.role, store: config.store.kind, address, ...pages }, "work-item-api started");
 }
 
 main().catch((error: unknown) => {

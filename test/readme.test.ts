@@ -1,9 +1,10 @@
-/** The README's configuration table lists exactly the variables of EnvSchema, with their defaults. */
+/** The README against the code: the configuration table, the opening lines, the event types it names. */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { EnvSchema } from "../src/config.ts";
+import { WEBHOOK_EVENT_TYPES } from "../src/domain/event-types.ts";
 import { REPO_ROOT } from "./helpers/processes.ts";
 
 const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
@@ -47,4 +48,17 @@ test("the README keeps its two-line start and documents the roles", () => {
   for (const heading of ["## Quick start", "## Authentication, step by step", "## Client SDK", "## Process roles", "## Configuration"]) {
     assert.ok(readme.includes(`\n${heading}\n`), heading);
   }
+});
+
+test("the webhook and event feed texts name every event type, and count them right", () => {
+  const webhooks = readme.split("**Webhooks.**")[1]?.split("**Event feed.**")[0] ?? "";
+  const openApi = readme.split("### Generating a client from the OpenAPI document")[1]?.split("```")[0] ?? "";
+  for (const type of WEBHOOK_EVENT_TYPES) {
+    assert.ok(webhooks.includes(`\`${type}\``), `the Webhooks paragraph names ${type}`);
+    assert.ok(openApi.includes(`\`${type}\``), `the OpenAPI bullets name ${type}`);
+  }
+  const counted = /the (\w+)\s+types above/.exec(readme.split("**Event feed.**")[1] ?? "");
+  assert.ok(counted, "the event feed says how many types it carries");
+  const NUMBER_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"];
+  assert.equal(counted[1], NUMBER_WORDS[WEBHOOK_EVENT_TYPES.length]);
 });

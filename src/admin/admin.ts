@@ -12,6 +12,8 @@ export interface CreatedKey {
 
 export const createCompany = (store: Store, input: { companyId?: number; name: string }): Promise<Company> => store.createCompany(input);
 
+export const renameCompany = (store: Store, companyId: number, name: string): Promise<Company | undefined> => store.renameCompany(companyId, name);
+
 /** Creates a key; creates the company first when it does not exist yet. */
 export async function createKey(store: Store, input: { companyId: number; name?: string }): Promise<CreatedKey> {
   if (!(await store.getCompany(input.companyId))) {

@@ -1,6 +1,7 @@
 /**
- * The Work-Item API client SDK: `import { WorkItemClient } from "work-item-api/client"`.
- * Plain Node 20 ESM, no dependency beyond Node itself.
+ * The Work-Item API client SDK: `import { WorkItemClient } from "@work-item-api/client"`
+ * (packages/client/, built by scripts/build-client.ts).
+ * Node 20, ESM (and CommonJS in the package), no dependency beyond Node itself.
  */
 export { WorkItemClient, type AddWorkItemOptions, type CallOptions, type WorkItemClientOptions } from "./client.ts";
 export { WorkItemApiError, WorkItemNetworkError } from "./errors.ts";

@@ -3,20 +3,22 @@ import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../app-context.ts";
 import { ApiError } from "../errors.ts";
 import type { AuditEntry } from "../store/store.ts";
-import { html, type Html } from "./html.ts";
+import { companyLabel, companyNames, type CompanyNames } from "./company-names.ts";
+import { html, queryString, type Html } from "./html.ts";
 import { nextPageLink, page, time } from "./layout.ts";
 import { positiveInteger, queryFields } from "./params.ts";
 import { viewerOf } from "./security.ts";
 
 const PAGE_SIZE = 50;
 
-function target(entry: AuditEntry): Html {
+/** What was acted on, each part a link to where it is listed. */
+function target(entry: AuditEntry, names: CompanyNames): Html {
   const { companyId, workItemId, workType, deliveryId } = entry.target;
   const parts: Html[] = [];
   if (workItemId !== null) parts.push(html`item <a href="/console/work-items/${workItemId}">${workItemId}</a>`);
-  if (deliveryId !== null) parts.push(html`delivery ${deliveryId}`);
-  if (workType !== null) parts.push(html`work type ${workType}`);
-  if (companyId !== null) parts.push(html`company ${companyId}`);
+  if (deliveryId !== null) parts.push(html`delivery <a href="/console/webhook-deliveries${queryString({ companyId: companyId ?? undefined, cursor: deliveryId + 1 })}">${deliveryId}</a>`);
+  if (workType !== null) parts.push(html`work type <a href="/console#bot-heading">${workType}</a>`);
+  if (companyId !== null) parts.push(html`company <a href="/console/work-items${queryString({ companyId })}">${companyLabel(companyId, names)}</a>`);
   return html`${parts.map((part, index) => html`${index > 0 ? ", " : ""}${part}`)}`;
 }
 
@@ -28,12 +30,14 @@ export function registerAuditPage(app: FastifyInstance, ctx: AppContext): void {
     if (cursor && beforeAuditId === undefined) throw new ApiError("VALIDATION_FAILED", "That page link is not valid; start from the first page.");
     const entries = await ctx.store.listAudit({ limit: PAGE_SIZE, ...(beforeAuditId ? { beforeAuditId } : {}) });
     const last = entries.at(-1);
+    const names = await companyNames(ctx.store, entries.flatMap((entry) => (entry.target.companyId === null ? [] : [entry.target.companyId])));
     const rows = entries.map(
-      (entry) => html`<tr><td>${time(entry.at, viewer.timeZone)}</td><td>${entry.operator.email}</td><td>${entry.action}</td><td>${target(entry)}</td><td class="wrap">${entry.reason}</td></tr>`,
+      (entry) => html`<tr><td data-label="When">${time(entry.at, viewer.timeZone)}</td><td data-label="Operator">${entry.operator.email}</td><td data-label="Action">${entry.action}</td>
+<td class="wrap" data-label="Target"><span>${target(entry, names)}</span></td><td class="wrap" data-label="Reason">${entry.reason}</td></tr>`,
     );
     const body = html`${entries.length === 0
       ? html`<p>No operator has acted yet.</p>`
-      : html`<div class="table-scroll" role="region" aria-label="Audit log" tabindex="0"><table>
+      : html`<div class="table-scroll" role="region" aria-label="Audit log" tabindex="0"><table class="cards">
 <thead><tr><th scope="col">When</th><th scope="col">Operator</th><th scope="col">Action</th><th scope="col">Target</th><th scope="col">Reason</th></tr></thead>
 <tbody>${rows}</tbody></table></div>`}
 ${nextPageLink(entries.length === PAGE_SIZE && last ? `/console/audit?cursor=${last.auditId}` : undefined)}`;

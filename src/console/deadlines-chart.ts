@@ -15,9 +15,10 @@ const ROW_HEIGHT = 78;
 const TRACK_TOP = 21;
 const TRACK_HEIGHT = 22;
 const BAR_INSET = 5;
-/** The room for what the bot can file is drawn up to this multiple of the largest bar, so small queues stay visible. */
-const ROOM_SCALE = 1.25;
 const NUB_PX = 4;
+/** Where "N late" leads: the waiting items, the most urgent first. */
+const OVERDUE_LIST = "/console/work-items?due=overdue&sort=deadline";
+const WAITING_BY_DEADLINE = "/console/work-items?status=New&sort=deadline";
 
 const LABEL_FIELDS: Intl.DateTimeFormatOptions = { weekday: "short", day: "numeric", month: "short", hour: "2-digit", minute: "2-digit", timeZoneName: "short" };
 
@@ -80,12 +81,16 @@ export function deadlinesSection(overview: Overview, now: Date, timeZone: string
   const rows = deadlineOutlook(deadlines, bot.submittedLastHour, now);
   const largest = Math.max(1, ...rows.map((row) => row.unsubmitted));
   const room = rateKnown ? Math.max(...rows.map((row) => row.canFile)) : 0;
-  const scale = Math.max(largest, Math.min(room, largest * ROOM_SCALE));
+  // One scale for the bars and the room, so a bar's length and its "can file" label agree; a
+  // small queue against a large room stays visible through its nub.
+  const scale = Math.max(largest, room);
   const late = rows.reduce((sum, row) => sum + (row.deadlineAt === null ? 0 : row.beyond), 0);
-  const missed = deadlines.overdue > 0 ? html`<strong>${count(deadlines.overdue)} ${deadlines.overdue === 1 ? "item has missed its" : "items have missed their"} deadline.</strong> ` : "";
+  const missed = deadlines.overdue > 0
+    ? html`<strong><a href="${OVERDUE_LIST}">${count(deadlines.overdue)} ${deadlines.overdue === 1 ? "item has missed its" : "items have missed their"} deadline</a>.</strong> `
+    : "";
   const others = deadlines.overdue > 0 ? "every other waiting item" : "every waiting item";
   const rate = rateKnown
-    ? html`${missed}The bot filed ${count(bot.submittedLastHour)} items in the last hour; at that rate, ${late > 0 ? html`<strong>${count(late)} ${deadlines.overdue > 0 ? "more " : ""}will be late</strong>` : `${others} is filed in time`}.`
+    ? html`${missed}The bot filed ${count(bot.submittedLastHour)} items in the last hour; at that rate, ${late > 0 ? html`<strong><a href="${WAITING_BY_DEADLINE}">${count(late)} ${deadlines.overdue > 0 ? "more " : ""}will be late</a></strong>` : `${others} is filed in time`}.`
     : html`${missed}The bot filed nothing in the last hour, so there is no rate to set the deadlines against.`;
   return html`<section aria-labelledby="deadlines-heading">${heading}
 <p>${rate}</p>

@@ -1,49 +1,71 @@
 /**
- * GET /console/webhook-deliveries: deliveries across companies, each with its last error and its
- * attempts; POST …/:id/redeliver and …/:id/stop ("Stop retrying", SPEC §16), each with a reason.
+ * GET /console/webhook-deliveries: deliveries across companies (or of one), each with its last
+ * error and its attempts; a pending one whose last attempt failed is "Retrying". POST …/:id/redeliver
+ * and …/:id/stop ("Stop retrying", SPEC §16), each with a reason, and a confirmation after.
  */
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../app-context.ts";
 import { ApiError } from "../errors.ts";
 import { mayAct } from "../operators/roles.ts";
 import type { WebhookAttempt, WebhookDeliveryRecord, WebhookDeliveryStatus } from "../store/store.ts";
+import { companyLabel, companyNames, type CompanyNames } from "./company-names.ts";
 import { html, queryString, type Html } from "./html.ts";
-import { csrfField, nextPageLink, page, reasonField, statusBadge, time, type Viewer } from "./layout.ts";
+import { confirmationNotice, csrfField, nextPageLink, page, reasonField, statusBadge, time, type Viewer } from "./layout.ts";
 import { positiveInteger, queryFields } from "./params.ts";
-import { operatorAction, viewerOf } from "./security.ts";
+import { formField, operatorAction, viewerOf } from "./security.ts";
 
 const PAGE_SIZE = 50;
 const DELIVERY_STATUSES: readonly WebhookDeliveryStatus[] = ["pending", "delivered", "failed"];
 
-/** The last attempt's answer and error, then every attempt behind a disclosure: the list stays one line per delivery at 1280 px. */
+const answered = (attempt: WebhookAttempt) => attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode <= 299;
+
+/** Pending, and its last attempt got no 2xx: the receiver is in trouble, not merely waiting its turn. */
+export const isRetrying = (delivery: WebhookDeliveryRecord) => delivery.status === "pending" && delivery.attempts.length > 0 && !answered(delivery.attempts.at(-1)!);
+
+/** The last attempt's failure, if it failed, then every attempt behind a disclosure: the list stays one line per delivery at 1280 px. */
 function lastError(attempts: WebhookAttempt[], timeZone: string): Html {
   const last = attempts.at(-1);
   if (!last) return html`none yet`;
   const answer = (attempt: WebhookAttempt) => html`${attempt.statusCode === null ? "no answer" : `HTTP ${attempt.statusCode}`}${attempt.error ? html`: ${attempt.error}` : ""}`;
   const items = attempts.map((attempt) => html`<li>${time(attempt.at, timeZone)}: ${answer(attempt)}, ${attempt.durationMs} ms</li>`);
-  return html`<span class="last-error">${answer(last)}</span>
-<details><summary>${attempts.length === 1 ? "1 attempt" : `${attempts.length} attempts`}</summary><ol class="attempts">${items}</ol></details>`;
+  return html`<div>${answered(last) ? "" : html`<span class="last-error">${answer(last)}</span>`}
+<details><summary>${attempts.length === 1 ? "1 attempt" : `${attempts.length} attempts`}</summary><ol class="attempts">${items}</ol></details></div>`;
 }
 
 /** One reason for either action: Redeliver, or (while it is pending) Stop retrying. */
-function actions(delivery: WebhookDeliveryRecord, viewer: Viewer): Html {
+function actions(delivery: WebhookDeliveryRecord, viewer: Viewer, back: string): Html {
   if (!mayAct(viewer.operator.role)) return html``;
   const base = `/console/webhook-deliveries/${delivery.deliveryId}`;
-  return html`<form method="post" action="${base}/redeliver" class="stacked compact">${csrfField(viewer.csrfToken)}
+  return html`<form method="post" action="${base}/redeliver" class="stacked compact">${csrfField(viewer.csrfToken)}<input type="hidden" name="back" value="${back}">
 ${reasonField(`delivery-reason-${delivery.deliveryId}`)}<span class="buttons"><button type="submit">Redeliver</button>${delivery.status === "pending"
     ? html` <button type="submit" formaction="${base}/stop" class="secondary">Stop retrying</button>`
     : ""}</span></form>`;
 }
 
-/** Status and event first, so a phone shows them without scrolling sideways (SPEC §16). */
-function deliveryRow(delivery: WebhookDeliveryRecord & { companyId: number }, viewer: Viewer): Html {
+/** Status and event first, so a phone shows them first (SPEC §16); on a phone each row is a card. */
+function deliveryRow(delivery: WebhookDeliveryRecord & { companyId: number }, viewer: Viewer, names: CompanyNames, back: string): Html {
+  const status = isRetrying(delivery) ? html`<span class="badge badge-retrying">Retrying</span>` : statusBadge(delivery.status);
   return html`<tr>
-<td>${statusBadge(delivery.status)}</td><td>${delivery.type}</td>
-<td class="num">${delivery.deliveryId}</td>
-<td><a href="/console/work-items/${delivery.workItemId}">${delivery.workItemId}</a> <span class="muted">#${delivery.companyId}</span></td>
-<td class="wrap url">${delivery.url}</td><td class="wrap">${lastError(delivery.attempts, viewer.timeZone)}</td>
-<td>${time(delivery.nextAttemptAt, viewer.timeZone, "short")}</td><td>${actions(delivery, viewer)}</td>
+<td data-label="Status">${status}</td><td data-label="Event">${delivery.type}</td>
+<td class="num" data-label="Delivery">${delivery.deliveryId}</td>
+<td data-label="Item, company"><span><a href="/console/work-items/${delivery.workItemId}">${delivery.workItemId}</a>, ${companyLabel(delivery.companyId, names)}</span></td>
+<td class="wrap url" data-label="URL">${delivery.url}</td><td class="wrap" data-label="Last error">${lastError(delivery.attempts, viewer.timeZone)}</td>
+<td data-label="Next attempt">${time(delivery.nextAttemptAt, viewer.timeZone, "short")}</td><td data-label="Action">${actions(delivery, viewer, back)}</td>
 </tr>`;
+}
+
+const CONFIRMATIONS: Record<string, (deliveryId: string) => string> = {
+  redelivered: (id) => `Delivery ${id} will be sent again within about a second.`,
+  stopped: (id) => `Delivery ${id} is stopped: no further attempt will be made.`,
+};
+
+/** Back to the list the operator acted from, with what was done; only console paths are followed. */
+function afterAction(back: string | undefined, outcome: keyof typeof CONFIRMATIONS, deliveryId: number): string {
+  const list = back?.startsWith("/console/webhook-deliveries") && !back.startsWith("//") ? back : "/console/webhook-deliveries";
+  const url = new URL(list, "http://console.invalid");
+  url.searchParams.set("done", outcome);
+  url.searchParams.set("delivery", String(deliveryId));
+  return `${url.pathname}${url.search}`;
 }
 
 export function registerDeliveriesPage(app: FastifyInstance, ctx: AppContext): void {
@@ -52,26 +74,33 @@ export function registerDeliveriesPage(app: FastifyInstance, ctx: AppContext): v
     const form = queryFields(request.query);
     const status = form.status ? DELIVERY_STATUSES.find((known) => known === form.status) : undefined;
     if (form.status && !status) throw new ApiError("VALIDATION_FAILED", `Status must be one of ${DELIVERY_STATUSES.join(", ")}.`);
+    const companyId = form.companyId ? positiveInteger(form.companyId) : undefined;
+    if (form.companyId && companyId === undefined) throw new ApiError("VALIDATION_FAILED", "Company must be a company number such as 7.");
     const beforeDeliveryId = form.cursor ? positiveInteger(form.cursor) : undefined;
     if (form.cursor && beforeDeliveryId === undefined) throw new ApiError("VALIDATION_FAILED", "That page link is not valid; start from the first page.");
     const deliveries = await ctx.store.listAllWebhookDeliveries({
       limit: PAGE_SIZE,
       ...(status ? { status } : {}),
+      ...(companyId ? { companyId } : {}),
       ...(beforeDeliveryId ? { beforeDeliveryId } : {}),
     });
+    const names = await companyNames(ctx.store, deliveries.map((delivery) => delivery.companyId));
     const last = deliveries.at(-1);
-    const next = deliveries.length === PAGE_SIZE && last ? `/console/webhook-deliveries${queryString({ status, cursor: last.deliveryId })}` : undefined;
+    const next = deliveries.length === PAGE_SIZE && last ? `/console/webhook-deliveries${queryString({ status, companyId, cursor: last.deliveryId })}` : undefined;
+    const back = `/console/webhook-deliveries${queryString({ status, companyId, cursor: beforeDeliveryId })}`;
+    const confirmed = form.done && CONFIRMATIONS[form.done] && positiveInteger(form.delivery) ? CONFIRMATIONS[form.done]!(form.delivery!) : undefined;
     const options = DELIVERY_STATUSES.map((known) => html`<option value="${known}"${known === status ? html` selected` : ""}>${known}</option>`);
-    const body = html`<form method="get" action="/console/webhook-deliveries" class="filters" role="search" aria-label="Filter deliveries">
+    const body = html`${confirmationNotice(confirmed)}<form method="get" action="/console/webhook-deliveries" class="filters" role="search" aria-label="Filter deliveries">
 <div><label for="delivery-status">Status</label><select id="delivery-status" name="status"><option value="">Any</option>${options}</select></div>
+<div><label for="delivery-company">Company</label><input id="delivery-company" name="companyId" type="text" inputmode="numeric" pattern="[0-9]*" size="8" value="${form.companyId ?? ""}"></div>
 <div class="filter-actions"><button type="submit">Filter</button></div>
 </form>
 ${deliveries.length === 0
   ? html`<p>No webhook deliveries.</p>`
-  : html`<div class="table-scroll" role="region" aria-label="Webhook deliveries" tabindex="0"><table>
+  : html`<div class="table-scroll" role="region" aria-label="Webhook deliveries" tabindex="0"><table class="cards">
 <thead><tr><th scope="col">Status</th><th scope="col">Event</th><th scope="col" class="num">Delivery</th><th scope="col">Item, company</th><th scope="col">URL</th>
 <th scope="col">Last error</th><th scope="col">Next attempt</th><th scope="col">Action</th></tr></thead>
-<tbody>${deliveries.map((delivery) => deliveryRow(delivery, viewer))}</tbody></table></div>`}
+<tbody>${deliveries.map((delivery) => deliveryRow(delivery, viewer, names, back))}</tbody></table></div>`}
 ${nextPageLink(next, "Older deliveries")}`;
     return reply.type("text/html; charset=utf-8").send(page(viewer, "webhook-deliveries", "Webhook deliveries", body).markup);
   });
@@ -82,7 +111,7 @@ ${nextPageLink(next, "Older deliveries")}`;
     if (deliveryId === undefined || !(await ctx.store.operatorRedeliverWebhook(deliveryId, action))) {
       throw new ApiError("NOT_FOUND", "There is no webhook delivery with that number.");
     }
-    return reply.redirect("/console/webhook-deliveries", 303);
+    return reply.redirect(afterAction(formField(request, "back"), "redelivered", deliveryId), 303);
   });
 
   app.post<{ Params: { id: string } }>("/webhook-deliveries/:id/stop", async (request, reply) => {
@@ -91,6 +120,6 @@ ${nextPageLink(next, "Older deliveries")}`;
     const outcome = deliveryId === undefined ? "notFound" : await ctx.store.operatorStopWebhookDelivery(deliveryId, action);
     if (outcome === "notFound") throw new ApiError("NOT_FOUND", "There is no webhook delivery with that number.");
     if (outcome === "notPending") throw new ApiError("STATE_CONFLICT", "This delivery is no longer pending: there is nothing to stop.");
-    return reply.redirect("/console/webhook-deliveries", 303);
+    return reply.redirect(afterAction(formField(request, "back"), "stopped", deliveryId!), 303);
   });
 }

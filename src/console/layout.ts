@@ -50,7 +50,7 @@ export function page(viewer: Viewer, section: NavSection, title: string, body: I
 <p class="brand">Work-Item API console</p>
 <nav aria-label="Console"><ul>${links}</ul></nav>
 <form method="get" action="/console/find" class="find" role="search" aria-label="Look up a work item">
-<label for="find-text">Find</label> <input id="find-text" name="q" type="search" required maxlength="200" placeholder="item id, application or registration no." autocomplete="off"> <button type="submit" class="link-button">Go</button>
+<label for="find-text">Find</label> <input id="find-text" name="q" type="search" required maxlength="200" placeholder="id, application or registration no." autocomplete="off"> <button type="submit" class="link-button">Go</button>
 </form>
 <div class="who">
 <span>${viewer.operator.email} (${viewer.operator.role}) · times in ${viewer.timeZone}</span>
@@ -106,6 +106,9 @@ export const count = (n: number): string => n.toLocaleString("en");
 
 /** A status as a badge whose colour carries meaning only together with its text. */
 export const statusBadge = (status: string): Html => html`<span class="badge badge-${status.toLowerCase()}">${status}</span>`;
+
+/** What an action just did, said once on the page its redirect leads to; role=status, so a screen reader says it too. */
+export const confirmationNotice = (message: string | undefined): Html => (message ? html`<p class="notice notice-ok" role="status">${message}</p>` : html``);
 
 /** "Older →" link of a keyset-paged list; none when this was the last page. */
 export function nextPageLink(href: string | undefined, label = "Older entries"): Html {

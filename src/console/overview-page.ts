@@ -18,7 +18,7 @@ import type { Activity } from "../store/store.ts";
 
 type RecentActivity = Awaited<ReturnType<typeof recentActivity>>;
 
-/** Company first, then what needs a look (overdue, failed), so a phone shows those without scrolling sideways (SPEC §16). */
+/** Company first, then what needs a look (overdue, failed, webhooks retrying), so a phone shows those without scrolling sideways (SPEC §16). */
 function companiesTable(overview: Overview, viewer: Viewer): Html {
   if (overview.companies.length === 0) return html`<p>No companies yet.</p>`;
   const rows = overview.companies.map((company) => {
@@ -27,21 +27,24 @@ function companiesTable(overview: Overview, viewer: Viewer): Html {
     const overdue = company.overdue > 0
       ? html`<a href="/console/work-items${queryString({ companyId: company.companyId, due: "overdue" })}"><strong>${count(company.overdue)}</strong></a>`
       : html`0`;
+    const retrying = company.retryingWebhookDeliveries > 0
+      ? html`<a href="/console/webhook-deliveries${queryString({ companyId: company.companyId, status: "pending" })}"><strong>${count(company.retryingWebhookDeliveries)}</strong></a>`
+      : html`0`;
     return html`<tr>
 <th scope="row" class="name">${company.name} <span class="muted">#${company.companyId}</span></th>
 <td class="num">${overdue}</td><td class="num">${items("Failed", company.counts.failed)}</td><td class="num">${count(company.failedLast24h)}</td>
+<td class="num">${retrying} / ${count(company.pendingWebhookDeliveries)}</td>
 <td class="num">${items("New", company.counts.new)}</td><td class="num">${items("InProgress", company.counts.inProgress)}</td>
 <td class="num">${items("Submitted", company.counts.submitted)}</td><td class="num">${items("Successful", company.counts.successful)}</td>
 <td class="num">${items("Cancelled", company.counts.cancelled)}</td>
 <td class="num">${count(company.openBatchItems)}</td><td>${time(company.oldestNewAt, viewer.timeZone, "short")}</td>
-<td class="num">${count(company.pendingWebhookDeliveries)}</td>
 </tr>`;
   });
   return html`<div class="table-scroll" role="region" aria-label="Companies table" tabindex="0">
 <table>
-<thead><tr><th scope="col">Company</th><th scope="col" class="num">Overdue</th><th scope="col" class="num">Failed</th><th scope="col" class="num">Failed (24&nbsp;h)</th>
+<thead><tr><th scope="col">Company</th><th scope="col" class="num">Overdue</th><th scope="col" class="num">Failed</th><th scope="col" class="num">Failed (24&nbsp;h)</th><th scope="col" class="num">Webhooks retrying / pending</th>
 <th scope="col" class="num">New</th><th scope="col" class="num">In progress</th><th scope="col" class="num">Submitted</th><th scope="col" class="num">Successful</th>
-<th scope="col" class="num">Cancelled</th><th scope="col" class="num">In open batch</th><th scope="col">Oldest new</th><th scope="col" class="num">Webhooks pending</th></tr></thead>
+<th scope="col" class="num">Cancelled</th><th scope="col" class="num">In open batch</th><th scope="col">Oldest new</th></tr></thead>
 <tbody>${rows}</tbody>
 </table>
 </div>`;

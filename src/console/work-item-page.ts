@@ -1,18 +1,21 @@
 /**
- * GET /console/work-items/:id: the item, why it failed, its timeline oldest first, and the
- * actions the role allows (SPEC §12.3). POST …/retry and …/cancel, each with a reason.
+ * GET /console/work-items/:id: the item, why it failed, its details, the actions the role
+ * allows (SPEC §12.3), and its timeline oldest first. POST …/retry and …/cancel, each with a
+ * reason, and a confirmation after. Retry is offered only where it can end otherwise.
  */
 import { registrationOf, type WorkItemView } from "../domain/views.ts";
+import { retryCanSucceed } from "../domain/item-errors.ts";
 import { FOLLOW_UP_RULES } from "../domain/work-item-kinds.ts";
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../app-context.ts";
 import { ApiError } from "../errors.ts";
 import { mayAct } from "../operators/roles.ts";
 import type { OperatorItemOutcome, OperatorWorkItemView, TimelineEntry } from "../store/store.ts";
+import { companyLabel, companyNames, type CompanyNames } from "./company-names.ts";
 import { deadlineBadge } from "./deadline-mark.ts";
 import { html, queryString, type Html } from "./html.ts";
-import { csrfField, page, reasonField, statusBadge, time, type Viewer } from "./layout.ts";
-import { positiveInteger } from "./params.ts";
+import { confirmationNotice, csrfField, page, reasonField, statusBadge, time, type Viewer } from "./layout.ts";
+import { positiveInteger, queryFields } from "./params.ts";
 import { operatorAction, viewerOf } from "./security.ts";
 
 type ItemParams = { Params: { id: string } };
@@ -23,7 +26,13 @@ const itemId = (raw: string): number => {
   return id;
 };
 
-function facts(item: OperatorWorkItemView, viewer: Viewer, now: Date): Html {
+/** The transport's date as the integrator sent it (exportDate), when the request has one. */
+function transportDate(item: OperatorWorkItemView): string | null {
+  const exportDate = item.request.exportDate;
+  return typeof exportDate === "string" && !Number.isNaN(Date.parse(exportDate)) ? new Date(exportDate).toISOString() : null;
+}
+
+function facts(item: OperatorWorkItemView, viewer: Viewer, now: Date, names: CompanyNames): Html {
   const at = (iso: string | null) => time(iso, viewer.timeZone);
   const batch = html`<a href="/console/work-items${queryString({ companyId: item.companyId, workBatchId: item.workBatchId })}">${item.workBatchId}</a>`;
   const row = (label: string, value: Html | string | number | null) => html`<dt>${label}</dt><dd>${value ?? html`<span aria-label="none">—</span>`}</dd>`;
@@ -32,13 +41,14 @@ ${row("Status", statusBadge(item.status))}
 ${row("Kind", item.kind)}
 ${row("Customer reference", item.customerReference)}
 ${row("Document reference", item.documentReference)}
-${row("Company", item.companyId)}
+${row("Company", companyLabel(item.companyId, names))}
 ${row("Work type", item.workType)}
 ${row("Batch", batch)}
 ${row("Transient failures", item.attempts)}
 ${row("Application number", item.authority.applicationNumber)}
 ${row("Registration number", registrationOf(item)?.registrationNumber ?? item.authority.registrationNumber)}
-${row("Deadline", html`${at(item.deadlineAt)}${deadlineBadge(item, now)}`)}
+${row("Transport date", at(transportDate(item)))}
+${row("Deadline", html`${at(item.deadlineAt)}${deadlineBadge(item, now, viewer.timeZone)}`)}
 ${row("Created", at(item.createdAt))}
 ${row("Updated", at(item.updatedAt))}
 ${row("Completed", at(item.completedAt))}
@@ -80,30 +90,36 @@ ${details.length > 0 ? html`<ul>${details}</ul>` : ""}
 
 function timelineTable(timeline: TimelineEntry[], viewer: Viewer): Html {
   const rows = timeline.map(
-    (entry) => html`<tr><td>${time(entry.at, viewer.timeZone)}</td><td>${entry.kind}</td><td>${entry.status ? statusBadge(entry.status) : ""}</td>
-<td class="wrap">${entry.detail ?? ""}</td><td>${entry.operator?.email ?? ""}</td><td class="wrap">${entry.reason ?? ""}</td></tr>`,
+    (entry) => html`<tr><td data-label="When">${time(entry.at, viewer.timeZone)}</td><td data-label="What">${entry.kind}</td><td data-label="Status">${entry.status ? statusBadge(entry.status) : ""}</td>
+<td class="wrap" data-label="Detail">${entry.detail ?? ""}</td><td data-label="Operator">${entry.operator?.email ?? ""}</td><td class="wrap" data-label="Reason">${entry.reason ?? ""}</td></tr>`,
   );
   return html`<section aria-labelledby="timeline-heading"><h2 id="timeline-heading">Timeline</h2>
 <div class="table-scroll" role="region" aria-label="Timeline entries" tabindex="0">
-<table><thead><tr><th scope="col">When</th><th scope="col">What</th><th scope="col">Status</th><th scope="col">Detail</th><th scope="col">Operator</th><th scope="col">Reason</th></tr></thead>
+<table class="cards"><thead><tr><th scope="col">When</th><th scope="col">What</th><th scope="col">Status</th><th scope="col">Detail</th><th scope="col">Operator</th><th scope="col">Reason</th></tr></thead>
 <tbody>${rows}</tbody></table>
 </div></section>`;
 }
 
 function actions(item: OperatorWorkItemView, viewer: Viewer): Html {
   if (!mayAct(viewer.operator.role)) return html``;
-  const form = (action: "retry" | "cancel", label: string, explanation: string) => html`<form method="post" action="/console/work-items/${item.workItemId}/${action}" class="stacked narrow">
+  const form = (action: "retry" | "cancel", label: string, explanation: string, buttonClass = "") => html`<form method="post" action="/console/work-items/${item.workItemId}/${action}" class="stacked narrow">
 <p>${explanation}</p>
 ${csrfField(viewer.csrfToken)}
 ${reasonField(`${action}-reason`)}
-<button type="submit">${label}</button>
+<button type="submit"${buttonClass ? html` class="${buttonClass}"` : ""}>${label}</button>
 </form>`;
-  const possible = [
-    item.status === "Failed" ? form("retry", "Retry", "Put the item back to New in its company's open batch, with its attempts reset.") : "",
-    item.status === "New" ? form("cancel", "Cancel item", "Cancel the item while its batch is still open.") : "",
-  ];
+  let possible: Html;
+  if (item.status === "Failed" && item.error && !retryCanSucceed(item.error.code)) {
+    possible = html`<p>Retry is not offered: the same item would fail again (<code>${item.error.code}</code>). The integrator sends a corrected item, or a change of its original.</p>`;
+  } else if (item.status === "Failed") {
+    possible = form("retry", "Retry", "Put the item back to New in its company's open batch, with its attempts reset.");
+  } else if (item.status === "New") {
+    possible = form("cancel", "Cancel item", "Cancel the item while its batch is still open: it is never filed.", "secondary");
+  } else {
+    possible = html`<p>No action applies to an item that is ${item.status}.</p>`;
+  }
   return html`<section aria-labelledby="actions-heading"><h2 id="actions-heading">Actions</h2>
-${item.status === "Failed" || item.status === "New" ? possible : html`<p>No action applies to an item that is ${item.status}.</p>`}
+${possible}
 </section>`;
 }
 
@@ -113,12 +129,17 @@ export function registerWorkItemPage(app: FastifyInstance, ctx: AppContext): voi
     const found = await ctx.store.getWorkItemTimeline(itemId(request.params.id));
     if (!found) throw new ApiError("NOT_FOUND", "There is no work item with that number.");
     const { item, timeline } = found;
-    const followUps = item.kind === "create" ? await ctx.store.listWorkItems(item.companyId, { originalWorkItemId: item.workItemId, limit: 50 }) : [];
+    const [followUps, names] = await Promise.all([
+      item.kind === "create" ? ctx.store.listWorkItems(item.companyId, { originalWorkItemId: item.workItemId, limit: 50 }) : [],
+      companyNames(ctx.store, [item.companyId]),
+    ]);
     const now = new Date();
-    const body = html`<p class="muted">Work item ${item.workItemId} of company ${item.companyId}: ${statusBadge(item.status)}${deadlineBadge(item, now)}</p>
+    const done = queryFields(request.query).done;
+    const body = html`${confirmationNotice(done === "retried" ? "Retried: the item is New again in its company's open batch." : done === "cancelled" ? "Cancelled: the item will not be filed." : undefined)}
+<p class="muted">Work item ${item.workItemId} of company ${companyLabel(item.companyId, names)}: ${statusBadge(item.status)}${deadlineBadge(item, now, viewer.timeZone)}</p>
 ${whyItFailed(item)}
+<section aria-labelledby="details-heading"><h2 id="details-heading">Details</h2>${facts(item, viewer, now, names)}</section>
 ${actions(item, viewer)}
-<section aria-labelledby="details-heading"><h2 id="details-heading">Details</h2>${facts(item, viewer, now)}</section>
 ${documentLinks(item, followUps, viewer)}
 ${timelineTable(timeline, viewer)}
 <section aria-labelledby="request-heading"><h2 id="request-heading">Request as submitted</h2>
@@ -129,7 +150,7 @@ ${timelineTable(timeline, viewer)}
   const answer = (outcome: OperatorItemOutcome, id: number, verb: string): string => {
     if (outcome.kind === "notFound") throw new ApiError("NOT_FOUND", "There is no work item with that number.");
     if (outcome.kind === "conflict") throw new ApiError("STATE_CONFLICT", `This item is ${outcome.item.status}, so it cannot be ${verb}.`);
-    return `/console/work-items/${id}`;
+    return `/console/work-items/${id}?done=${verb}`;
   };
 
   app.post<ItemParams>("/work-items/:id/retry", async (request, reply) => {

@@ -1,6 +1,7 @@
 /**
- * GET /console/work-items: items across companies, newest first, with the filters of SPEC §12.2
- * (and a batch, and "Overdue"), their total (SPEC §16) and a keyset cursor.
+ * GET /console/work-items: items across companies with the filters of SPEC §12.2 (and a batch,
+ * "Overdue" and "Due today"), their total (SPEC §16) and a keyset cursor; newest first, or by
+ * deadline, which is the order of New items unless the operator picks another.
  */
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../app-context.ts";
@@ -8,7 +9,8 @@ import type { WorkItemStatus } from "../domain/views.ts";
 import { ApiError } from "../errors.ts";
 import type { OperatorWorkItemsQuery, OperatorWorkItemView } from "../store/store.ts";
 import { html, queryString, type Html } from "./html.ts";
-import { deadlineBadge } from "./deadline-mark.ts";
+import { companyLabel, companyNames, type CompanyNames } from "./company-names.ts";
+import { deadlineBadge, endOfDayIn } from "./deadline-mark.ts";
 import { count, nextPageLink, page, statusBadge, time, type Viewer } from "./layout.ts";
 import { positiveInteger, queryFields } from "./params.ts";
 import { isIsoDateTime } from "../http/validation.ts";
@@ -22,9 +24,32 @@ const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const TOTAL_CAP = 10_000;
 
 /** The filters as the form sends them: every value a string, empty meaning "any". */
-type FilterForm = Partial<Record<"companyId" | "workBatchId" | "status" | "due" | "deadlineBefore" | "cursor" | (typeof TEXT_FILTERS)[number], string>>;
+type FilterForm = Partial<Record<"companyId" | "workBatchId" | "status" | "due" | "deadlineBefore" | "sort" | "cursor" | (typeof TEXT_FILTERS)[number], string>>;
 
-function parseFilters(form: FilterForm, now: Date): OperatorWorkItemsQuery {
+const DUE_FILTERS = { overdue: "Overdue", today: "Due today" } as const;
+const SORTS = { deadline: "Deadline, earliest first", newest: "Newest first" } as const;
+
+/** Waiting items are read by urgency; every other list by age. */
+const sortOf = (form: FilterForm): keyof typeof SORTS => (form.sort === "deadline" || form.sort === "newest" ? form.sort : form.status === "New" || form.due ? "deadline" : "newest");
+
+/** The deadline order's page link: the last item's deadline and id. */
+const deadlineCursor = (item: OperatorWorkItemView) => `${item.deadlineAt}~${item.workItemId}`;
+
+function parseCursor(form: FilterForm, query: OperatorWorkItemsQuery): void {
+  if (!form.cursor) return;
+  const invalid = () => new ApiError("VALIDATION_FAILED", "That page link is not valid; start from the first page.");
+  if (query.order === "deadline") {
+    const [deadlineAt = "", id = ""] = form.cursor.split("~");
+    const workItemId = positiveInteger(id);
+    if (!isIsoDateTime(deadlineAt) || workItemId === undefined) throw invalid();
+    query.afterDeadline = { deadlineAt: new Date(deadlineAt).toISOString(), workItemId };
+  } else {
+    query.beforeWorkItemId = positiveInteger(form.cursor);
+    if (query.beforeWorkItemId === undefined) throw invalid();
+  }
+}
+
+function parseFilters(form: FilterForm, now: Date, timeZone: string): OperatorWorkItemsQuery {
   const query: OperatorWorkItemsQuery = { limit: PAGE_SIZE };
   if (form.companyId) {
     query.companyId = positiveInteger(form.companyId);
@@ -50,50 +75,61 @@ function parseFilters(form: FilterForm, now: Date): OperatorWorkItemsQuery {
     query.deadlineBefore = new Date(`${form.deadlineBefore}T00:00:00Z`).toISOString();
   }
   if (form.due) {
-    if (form.due !== "overdue") throw new ApiError("VALIDATION_FAILED", "Due must be overdue, or empty for any.");
-    if (query.status !== undefined && query.status !== "New") throw new ApiError("VALIDATION_FAILED", "Only New items can be overdue; choose the status New or Any.");
+    if (form.due !== "overdue" && form.due !== "today") throw new ApiError("VALIDATION_FAILED", "Due must be overdue, today, or empty for any.");
+    if (query.status !== undefined && query.status !== "New") throw new ApiError("VALIDATION_FAILED", "Only New items can be overdue or due; choose the status New or Any.");
     query.status = "New";
-    const nowIso = now.toISOString();
-    if (query.deadlineBefore === undefined || query.deadlineBefore > nowIso) query.deadlineBefore = nowIso;
+    const until = (form.due === "overdue" ? now : endOfDayIn(now, timeZone)).toISOString();
+    if (query.deadlineBefore === undefined || query.deadlineBefore > until) query.deadlineBefore = until;
   }
-  if (form.cursor) {
-    query.beforeWorkItemId = positiveInteger(form.cursor);
-    if (query.beforeWorkItemId === undefined) throw new ApiError("VALIDATION_FAILED", "That page link is not valid; start from the first page.");
-  }
+  if (form.sort && !(form.sort in SORTS)) throw new ApiError("VALIDATION_FAILED", "Sort must be deadline or newest.");
+  query.order = sortOf(form);
+  parseCursor(form, query);
   return query;
 }
 
+const options = (labels: Record<string, string>, chosen: string | undefined): Html[] =>
+  Object.entries(labels).map(([value, label]) => html`<option value="${value}"${value === chosen ? html` selected` : ""}>${label}</option>`);
+
+/** Filters folded into a disclosure, so that on a phone the first item is in view (console.js opens it on a wide screen). */
 function filterForm(form: FilterForm): Html {
+  const set = Object.entries(form).filter(([name, value]) => name !== "cursor" && name !== "sort" && value).length;
+  return html`<details class="filter-fold" data-open-when-wide><summary>Filters${set > 0 ? ` (${set} set)` : ""}</summary>
+${filterFields(form)}
+</details>`;
+}
+
+function filterFields(form: FilterForm): Html {
   const text = (name: (typeof TEXT_FILTERS)[number], label: string) =>
     html`<div><label for="filter-${name}">${label}</label><input id="filter-${name}" name="${name}" type="search" maxlength="200" value="${form[name] ?? ""}"></div>`;
-  const options = ITEM_STATUSES.map((status) => html`<option value="${status}"${form.status === status ? html` selected` : ""}>${status}</option>`);
+  const statuses = ITEM_STATUSES.map((status) => html`<option value="${status}"${form.status === status ? html` selected` : ""}>${status}</option>`);
   return html`<form method="get" action="/console/work-items" class="filters" role="search" aria-label="Filter work items">
-<div><label for="filter-status">Status</label><select id="filter-status" name="status"><option value="">Any</option>${options}</select></div>
-<div><label for="filter-due">Due</label><select id="filter-due" name="due"><option value="">Any</option><option value="overdue"${form.due === "overdue" ? html` selected` : ""}>Overdue</option></select></div>
+<div><label for="filter-status">Status</label><select id="filter-status" name="status"><option value="">Any</option>${statuses}</select></div>
+<div><label for="filter-due">Due</label><select id="filter-due" name="due"><option value="">Any</option>${options(DUE_FILTERS, form.due)}</select></div>
 <div><label for="filter-companyId">Company</label><input id="filter-companyId" name="companyId" type="text" inputmode="numeric" pattern="[0-9]*" size="8" value="${form.companyId ?? ""}"></div>
 <div><label for="filter-workBatchId">Batch</label><input id="filter-workBatchId" name="workBatchId" type="text" inputmode="numeric" pattern="[0-9]*" size="8" value="${form.workBatchId ?? ""}"></div>
 ${text("customerReference", "Customer reference")}
 ${text("applicationNumber", "Application number")}
 ${text("registrationNumber", "Registration number")}
 <div><label for="filter-deadlineBefore">Deadline before</label><input id="filter-deadlineBefore" name="deadlineBefore" type="date" value="${form.deadlineBefore ?? ""}"></div>
+<div><label for="filter-sort">Sort</label><select id="filter-sort" name="sort">${options(SORTS, sortOf(form))}</select></div>
 <div class="filter-actions"><button type="submit">Filter</button> <a href="/console/work-items">Clear</a></div>
 </form>`;
 }
 
-/** The customer reference, status and deadline first, so a phone shows them without scrolling sideways (SPEC §16). */
-function itemsTable(items: OperatorWorkItemView[], viewer: Viewer, now: Date): Html {
+/** The customer reference, status and deadline first, so a phone shows them first (SPEC §16); on a phone each row is a card. */
+function itemsTable(items: OperatorWorkItemView[], viewer: Viewer, now: Date, names: CompanyNames): Html {
   if (items.length === 0) return html``;
   const rows = items.map(
     (item) => html`<tr>
 <td class="reference"><a href="/console/work-items/${item.workItemId}">${item.customerReference}</a></td>
-<td class="status">${statusBadge(item.status)}${deadlineBadge(item, now)}</td><td class="when">${time(item.deadlineAt, viewer.timeZone, "short")}</td>
-<td class="num">${item.workItemId}</td><td class="num">${item.companyId}</td><td>${item.workType}</td>
-<td>${item.error ? item.error.code : ""}</td><td>${time(item.createdAt, viewer.timeZone, "short")}</td>
+<td class="status" data-label="Status"><span>${statusBadge(item.status)}${deadlineBadge(item, now, viewer.timeZone)}</span></td><td class="when" data-label="Deadline">${time(item.deadlineAt, viewer.timeZone, "short")}</td>
+<td class="num" data-label="Item">${item.workItemId}</td><td data-label="Company"><span>${companyLabel(item.companyId, names)}</span></td><td data-label="Work type">${item.workType}</td>
+<td data-label="Error">${item.error ? item.error.code : ""}</td><td data-label="Created">${time(item.createdAt, viewer.timeZone, "short")}</td>
 </tr>`,
   );
   return html`<div class="table-scroll" role="region" aria-label="Work items" tabindex="0">
-<table>
-<thead><tr><th scope="col">Customer reference</th><th scope="col">Status</th><th scope="col">Deadline</th><th scope="col" class="num">Item</th><th scope="col" class="num">Company</th><th scope="col">Work type</th>
+<table class="cards">
+<thead><tr><th scope="col">Customer reference</th><th scope="col">Status</th><th scope="col">Deadline</th><th scope="col" class="num">Item</th><th scope="col">Company</th><th scope="col">Work type</th>
 <th scope="col">Error</th><th scope="col">Created</th></tr></thead>
 <tbody>${rows}</tbody>
 </table>
@@ -111,14 +147,16 @@ export function registerWorkItemsPage(app: FastifyInstance, ctx: AppContext): vo
     const viewer = viewerOf(request, reply);
     const form: FilterForm = queryFields(request.query);
     const now = new Date();
-    const query = parseFilters(form, now);
-    const { limit: _limit, beforeWorkItemId: _cursor, ...filters } = query;
+    const query = parseFilters(form, now, viewer.timeZone);
+    const { limit: _limit, beforeWorkItemId: _before, afterDeadline: _after, ...filters } = query;
     const [items, total] = await Promise.all([ctx.store.listAllWorkItems(query), ctx.store.countAllWorkItems(filters, TOTAL_CAP + 1)]);
+    const names = await companyNames(ctx.store, items.map((item) => item.companyId));
     const last = items.at(-1);
-    const next = items.length === PAGE_SIZE && last ? `/console/work-items${queryString({ ...form, cursor: last.workItemId })}` : undefined;
+    const cursor = last && (query.order === "deadline" ? deadlineCursor(last) : last.workItemId);
+    const next = items.length === PAGE_SIZE && cursor ? `/console/work-items${queryString({ ...form, sort: query.order, cursor })}` : undefined;
     const body = html`${filterForm(form)}
 <p class="total" id="items-total">${totalText(total)}</p>
-${itemsTable(items, viewer, now)}\n${nextPageLink(next, "Older items")}`;
+${itemsTable(items, viewer, now, names)}\n${nextPageLink(next, query.order === "deadline" ? "Later deadlines" : "Older items")}`;
     return reply.type("text/html; charset=utf-8").send(page(viewer, "work-items", "Work items", body).markup);
   });
 }

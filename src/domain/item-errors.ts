@@ -26,3 +26,10 @@ export const itemError = (code: ItemErrorCode, message: string, details: ItemErr
 /** The original ended before the change or withdrawal was filed. */
 export const originalClosed = (originalWorkItemId: number, originalStatus: string): ItemError =>
   itemError("ORIGINAL_CLOSED", `The original work item ${originalWorkItemId} is ${originalStatus}; this was not filed.`);
+
+/**
+ * Whether sending the same item again can end otherwise: only when the Authority was out of
+ * reach or lost the application. A rejected document, a refused call, a closed original or a
+ * passed cutoff fail the same way a second time.
+ */
+export const retryCanSucceed = (code: ItemErrorCode): boolean => code === "AUTHORITY_UNAVAILABLE" || code === "AUTHORITY_APPLICATION_UNKNOWN";

@@ -29,6 +29,19 @@ describe("admin CLI", () => {
     assert.equal(again.json<{ error: { code: string } }>().error.code, "FAILED");
   });
 
+  test("companies rename gives a company the name the console shows; an unknown company fails, a bad name is a usage error", async () => {
+    const renamed = await cli("companies", "rename", "--company-id", "77", "--name", "  Acme Dairy BV ", "--json");
+    assert.equal(renamed.code, 0, renamed.stderr);
+    assert.deepEqual(renamed.json(), { companyId: 77, name: "Acme Dairy BV" });
+    const unknown = await cli("companies", "rename", "--company-id", "7777", "--name", "Nobody", "--json");
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.json<{ error: { message: string } }>().error.message, /no company 7777/);
+    for (const name of ["x".repeat(201), "two\nlines"]) {
+      const bad = await cli("companies", "rename", "--company-id", "77", "--name", name);
+      assert.equal(bad.code, 2, name);
+    }
+  });
+
   test("keys create makes the company when new and shows the secret once; keys list never shows secrets", async () => {
     const created = await cli("keys", "create", "--company-id", "88", "--name", "erp", "--json");
     assert.equal(created.code, 0, created.stderr);
@@ -89,9 +102,10 @@ describe("admin CLI", () => {
 
   test("the README's call through npm prints exactly one JSON document, and nothing else", async () => {
     const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
-    const call = readme.split("\n").find((line) => line.startsWith(`${README_CLI} keys create`));
+    // The quick start keeps what it prints: KEY=$(npm run -s cli -- keys create … --json).
+    const call = readme.split("\n").map((line) => line.slice(line.indexOf(`${README_CLI} keys create`))).find((line) => line.startsWith(`${README_CLI} keys create`));
     assert.ok(call, `the README's quick start creates a key with ${README_CLI}`);
-    const args = call.replace(/#.*$/, "").trim().split(/\s+/).slice(README_CLI.split(" ").length);
+    const args = call.replace(/[)#].*$/, "").trim().split(/\s+/).slice(README_CLI.split(" ").length);
     assert.ok(args.includes("--json"), call);
     // The "npm" launcher runs exactly `npm run -s cli -- <args>`.
     const result = await runCli(args, env, { launcher: "npm" });

@@ -1,52 +1,25 @@
 /**
- * `work-item-api/client` as an integrator gets it: built by `tsc -p tsconfig.build.json` (the
- * dist/ `npm ci` made, while it is current), resolved through the package's own "exports" map,
- * run by plain Node 20 ESM (no tsx, no node_modules at all), and type-checked by a consumer with
- * real (not `any`) types.
+ * `@work-item-api/client` as an integrator gets it: `npm pack ./packages/client` (its prepack
+ * builds it), the tarball installed into an empty project offline, TypeScript files compiled
+ * against it with `tsc --strict` (the README's examples among them, so they cannot rot), and
+ * the results run, ESM and CommonJS, against a real server on loopback.
  */
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { buildIsCurrent } from "../../bin/build-state.mjs";
-import { REPO_ROOT } from "../helpers/processes.ts";
+import { sqliteBackend } from "../helpers/backends.ts";
+import { createKeyWithCli, REPO_ROOT, startServer, type CliKey, type ServerProcess } from "../helpers/processes.ts";
 import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
-const CONSUMER_JS = `
-import { createServer } from "node:http";
-import { createHmac } from "node:crypto";
-import { WorkItemClient, WorkItemApiError, verifyWebhook } from "work-item-api/client";
+const PACKAGE_DIR = join(REPO_ROOT, "packages", "client");
+const TSC = join(REPO_ROOT, "node_modules", "typescript", "bin", "tsc");
 
-let logins = 0;
-const server = createServer((req, res) => {
-  if (req.url === "/api/Login/Authenticate") {
-    logins++;
-    res.writeHead(200, { "content-type": "application/json" });
-    return res.end(JSON.stringify({ bearerToken: "tok", expires: new Date(Date.now() + 1200e3).toISOString() }));
-  }
-  if (req.url === "/api/AuthorityRvdm/Ping" && req.headers.authorization === "Bearer tok") {
-    res.writeHead(200, { "content-type": "text/plain" });
-    return res.end("Pong --> Saturday, 21 November 2026 14:03:12");
-  }
-  res.writeHead(404, { "content-type": "application/problem+json" });
-  res.end(JSON.stringify({ type: "urn:work-item-api:problem:not-found", title: "Not Found", status: 404, detail: "no", instance: req.url, traceId: "tr-1" }));
-});
-await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-const client = new WorkItemClient({ baseUrl: "http://127.0.0.1:" + server.address().port, apiKey: "wia_1_0", secret: "wis_0" });
-const pongs = [await client.pingAuthorityRvdm(), await client.pingVlmMad().catch((e) => e)];
-const key = Buffer.alloc(32, 7);
-const body = JSON.stringify({ type: "workitem.succeeded", timestamp: "t", data: { workItemId: 1 } });
-const ts = String(Math.floor(Date.now() / 1000));
-const sig = createHmac("sha256", key).update("msg_1." + ts + "." + body).digest("base64");
-const event = verifyWebhook({ "webhook-id": "msg_1", "webhook-timestamp": ts, "webhook-signature": "v1," + sig }, body, "whsec_" + key.toString("base64"));
-console.log(JSON.stringify({ pong: pongs[0], notFound: pongs[1] instanceof WorkItemApiError ? pongs[1].traceId : String(pongs[1]), logins, event: event.type }));
-server.close();
-`;
-
-const CONSUMER_TS = `
-import { WorkItemClient, verifyWebhook, type AuthorityRvdmWorkItemCreate, type EventPage, type EventType, type WorkItemView, type WebhookEvent, type WebhookDelivery } from "work-item-api/client";
+/** Compile-time checks a consumer relies on: real types, not `any`, from the packed declarations. */
+const TYPED_USE = `
+import { WorkItemClient, verifyWebhook, type AuthorityRvdmWorkItemCreate, type EventPage, type EventType, type WorkItemView, type WebhookEvent, type WebhookDelivery } from "@work-item-api/client";
 export async function use(client: WorkItemClient, body: AuthorityRvdmWorkItemCreate): Promise<number> {
   const added = await client.addWorkItemCreate(body, { idempotencyKey: "k" });
   const view: WorkItemView = await client.getWorkItem(added.workItemId);
@@ -54,93 +27,127 @@ export async function use(client: WorkItemClient, body: AuthorityRvdmWorkItemCre
   const wrong: string = view.workItemId;
   // @ts-expect-error status is the union of the server's schema
   const status: typeof view.status = "Done";
-  // Two-stage filing (SPEC §10) is in the types: the state, the authority's numbers, the deadline, the filter, the events.
-  const submitted: typeof view.status = "Submitted";
   const applicationNumber: string | null = view.authority.applicationNumber;
-  const deadlineAt: string | null = view.deadlineAt;
-  await client.listWorkItems({ deadlineBefore: "2026-12-24T00:00:00Z", status: "Submitted" });
-  const eventTypes: Array<WebhookEvent["type"]> = ["workitem.submitted", "workitem.deadline_at_risk"];
-  // The event feed (SPEC §11.2): one page, and every page through the iterator.
   const page: EventPage = await client.listEvents({ type: "workitem.failed", limit: 500 });
   for await (const event of client.events({ after: page.nextCursor, workItemId: view.workItemId })) {
     const type: EventType = event.type;
-    const id: string = event.eventId;
-    void type; void id;
+    void type;
   }
   // @ts-expect-error an unknown event type is not a filter
   await client.listEvents({ type: "workitem.created" });
-  // Webhook deliveries (SPEC §11.3): the list, its filter's union, redelivery, and two secrets for a rotation.
-  const deliveryPage = await client.listWebhookDeliveries({ status: "failed", workItemId: view.workItemId });
-  const delivery: WebhookDelivery | undefined = deliveryPage.deliveries[0];
-  const statusCode: number | null | undefined = delivery?.attempts[0]?.statusCode;
+  const delivery: WebhookDelivery | undefined = (await client.listWebhookDeliveries({ status: "failed" })).deliveries[0];
   // @ts-expect-error the delivery status filter is lower case
   await client.listWebhookDeliveries({ status: "Failed" });
-  const redelivered: WebhookDelivery = await client.redeliverWebhook(delivery?.deliveryId ?? 1);
   const verified: WebhookEvent = verifyWebhook({}, "", ["whsec_a", "whsec_b"]);
-  // Bulk add (SPEC §11.1): the body and each result are typed from the server's schemas.
-  const bulk = await client.addWorkItemCreateBulk({ items: [body, body], allOrNothing: false }, { idempotencyKey: "b" });
+  const bulk = await client.addWorkItemCreateBulk({ items: [body, body], allOrNothing: false });
   const stored: number[] = bulk.results.flatMap((result) => ("workItemId" in result ? [result.workItemId] : []));
-  const refused: string[] = bulk.results.flatMap((result) => ("errors" in result ? Object.keys(result.errors) : []));
   // @ts-expect-error items must be work item bodies
   await client.addWorkItemCreateBulk({ items: [1] });
-  void wrong; void status; void submitted; void applicationNumber; void deadlineAt; void eventTypes; void stored; void refused; void statusCode; void redelivered; void verified;
+  void wrong; void status; void applicationNumber; void delivery; void verified; void stored;
   return view.workItemId + added.workBatchId;
 }
 `;
 
-describe("package subpath work-item-api/client", { timeout: HANG_TIMEOUT_MS }, () => {
+/** Through require(): a ping and an add with the CommonJS build. */
+const COMMONJS_USE = `
+const { WorkItemClient } = require("@work-item-api/client");
+const client = new WorkItemClient({ baseUrl: process.env.WIA_BASE_URL, apiKey: process.env.WIA_API_KEY, secret: process.env.WIA_SECRET });
+client.pingVlmMad().then((pong) => console.log(pong), (error) => { console.error(error); process.exit(1); });
+`;
+
+/** The ```ts blocks of a Markdown file, each with the line it starts on. */
+function typeScriptExamples(file: string): Array<{ line: number; code: string }> {
+  const lines = readFileSync(join(REPO_ROOT, file), "utf8").split("\n");
+  const examples: Array<{ line: number; code: string }> = [];
+  for (let index = 0; index < lines.length; index++) {
+    if (lines[index] !== "```ts") continue;
+    const end = lines.indexOf("```", index + 1);
+    examples.push({ line: index + 1, code: lines.slice(index + 1, end).join("\n") });
+    index = end;
+  }
+  return examples;
+}
+
+const EXAMPLE_FILES = ["README.md", "packages/client/README.md"];
+
+describe("the packed SDK, installed into an empty project", { timeout: HANG_TIMEOUT_MS }, () => {
   let dir: string;
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), "wia-pkg-"));
-    const pkg = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as Record<string, unknown>;
-    writeFileSync(join(dir, "package.json"), JSON.stringify({ name: pkg.name, version: pkg.version, type: pkg.type, exports: pkg.exports }));
-    // `npm ci` made dist/ with this very command; while it is current, its client is the build.
-    if (buildIsCurrent(REPO_ROOT, "dist/client/index.js")) {
-      cpSync(join(REPO_ROOT, "dist"), join(dir, "dist"), { recursive: true });
-      return;
+  let project: string;
+  let tarball: string;
+  let data: Awaited<ReturnType<typeof sqliteBackend.create>>;
+  let server: ServerProcess;
+  let key: CliKey;
+  const run = (command: string, args: string[], env: Record<string, string> = {}) =>
+    spawnSync(command, args, { cwd: project, encoding: "utf8", timeout: HANG_TIMEOUT_MS, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? dir, ...env } });
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "wia-sdk-"));
+    project = join(dir, "project");
+    mkdirSync(project);
+    const packed = JSON.parse(execFileSync("npm", ["pack", "--json", "--pack-destination", dir], { cwd: PACKAGE_DIR, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })) as Array<{ filename: string }>;
+    tarball = join(dir, packed[0]!.filename);
+    writeFileSync(join(project, "package.json"), JSON.stringify({ name: "integrator", version: "0.0.0", private: true, type: "module" }));
+    const install = run("npm", ["install", "--offline", "--no-audit", "--no-fund", tarball]);
+    assert.equal(install.status, 0, install.stdout + install.stderr);
+    data = await sqliteBackend.create();
+    server = await startServer({ DATABASE_URL: data.databaseUrl });
+    key = await createKeyWithCli(data.databaseUrl, 42);
+  });
+  after(async () => {
+    await server?.stop();
+    await data?.cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("the tarball holds the build, its README and CHANGELOG, and depends on nothing", () => {
+    const installed = join(project, "node_modules", "@work-item-api", "client");
+    const manifest = JSON.parse(readFileSync(join(installed, "package.json"), "utf8")) as Record<string, unknown>;
+    assert.equal(manifest.name, "@work-item-api/client");
+    assert.match(String(manifest.version), /^\d+\.\d+\.\d+$/);
+    assert.equal(manifest.private, undefined);
+    for (const field of ["dependencies", "peerDependencies", "optionalDependencies"]) assert.equal(manifest[field], undefined, field);
+    assert.match(readFileSync(join(installed, "CHANGELOG.md"), "utf8"), new RegExp(`^## ${String(manifest.version).replaceAll(".", "\\.")}$`, "m"));
+    assert.match(readFileSync(join(installed, "README.md"), "utf8"), /npm install .*work-item-api-client/);
+    for (const folder of ["esm", "cjs"]) {
+      const files = readdirSync(join(installed, "dist", folder));
+      for (const file of files.filter((name) => /\.(js|d\.ts)$/.test(name))) {
+        const source = readFileSync(join(installed, "dist", folder, file), "utf8");
+        for (const [, from, required] of source.matchAll(/^(?:import|export)\b[^;]*?\bfrom\s+["']([^"']+)["']|\brequire\(["']([^"']+)["']\)/gm)) {
+          const specifier = from ?? required!;
+          assert.ok(specifier.startsWith("node:") || /^\.\/[\w-]+\.js$/.test(specifier), `${folder}/${file} imports ${specifier}`);
+        }
+      }
     }
-    execFileSync(process.execPath, [join(REPO_ROOT, "node_modules/typescript/bin/tsc"), "-p", join(REPO_ROOT, "tsconfig.build.json"), "--outDir", join(dir, "dist")], {
-      cwd: REPO_ROOT,
-      stdio: "pipe",
+  });
+
+  test("the README examples and a typed consumer compile with tsc --strict and the examples run against the server", () => {
+    const sources = join(project, "src");
+    mkdirSync(sources);
+    const examples = EXAMPLE_FILES.flatMap((file) => typeScriptExamples(file).map((example) => ({ ...example, file })));
+    assert.ok(examples.length >= 2, "both READMEs have an example");
+    const names = examples.map((example, index) => {
+      const name = `example-${index}.ts`;
+      // The one thing a reader changes too: where their service listens.
+      writeFileSync(join(sources, name), example.code.replaceAll("http://localhost:8080", server.baseUrl));
+      return name;
+    });
+    writeFileSync(join(sources, "typed-use.ts"), TYPED_USE);
+    const compile = run(process.execPath, [
+      TSC, "--strict", "--target", "es2022", "--module", "nodenext", "--moduleResolution", "nodenext",
+      "--types", "node", "--typeRoots", join(REPO_ROOT, "node_modules", "@types"), "--outDir", "out", "--rootDir", "src", ...readdirSync(sources).map((name) => join("src", name)),
+    ]);
+    assert.equal(compile.status, 0, compile.stdout + compile.stderr);
+    examples.forEach((example, index) => {
+      const result = run(process.execPath, [join("out", names[index]!.replace(/\.ts$/, ".js"))], { WIA_API_KEY: key.apiKey, WIA_SECRET: key.secret });
+      assert.equal(result.status, 0, `${example.file}:${example.line}\n${result.stdout}${result.stderr}`);
+      assert.match(result.stdout, /^Pong --> /m, `${example.file}:${example.line} pings`);
     });
   });
-  after(() => rmSync(dir, { recursive: true, force: true }));
 
-  test("the build emits the client's JavaScript and declarations where exports points", () => {
-    const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { exports: Record<string, { types: string; import: string }> };
-    for (const file of [pkg.exports["./client"]!.types, pkg.exports["./client"]!.import]) {
-      assert.ok(readFileSync(join(dir, file), "utf8").length > 0, file);
-    }
-  });
-
-  test("the client's JavaScript imports nothing but node: built-ins and its own files", () => {
-    const clientDir = join(dir, "dist", "client");
-    for (const file of readdirSync(clientDir).filter((name) => name.endsWith(".js"))) {
-      const source = readFileSync(join(clientDir, file), "utf8");
-      for (const [, specifier] of source.matchAll(/(?:^|\s)(?:import|export)\b[^'"]*?from\s+["']([^"']+)["']/gm)) {
-        assert.ok(specifier!.startsWith("node:") || /^\.\/[\w-]+\.js$/.test(specifier!), `${file} imports ${specifier}`);
-      }
-      assert.doesNotMatch(source, /\bimport\(|\brequire\(/, `${file} loads nothing dynamically`);
-    }
-  });
-
-  test("plain Node ESM imports it by its package name, with no node_modules present", () => {
-    writeFileSync(join(dir, "consumer.mjs"), CONSUMER_JS);
-    const result = spawnSync(process.execPath, ["consumer.mjs"], { cwd: dir, encoding: "utf8", timeout: HANG_TIMEOUT_MS, env: { PATH: process.env.PATH ?? "" } });
-    assert.equal(result.status, 0, result.stderr);
-    assert.deepEqual(JSON.parse(result.stdout), { pong: "Pong --> Saturday, 21 November 2026 14:03:12", notFound: "tr-1", logins: 1, event: "workitem.succeeded" });
-  });
-
-  test("a TypeScript consumer type-checks against the emitted declarations", () => {
-    mkdirSync(join(dir, "src"), { recursive: true });
-    writeFileSync(join(dir, "src", "use.mts"), CONSUMER_TS);
-    // Only for the declarations' own `import type` of @sinclair/typebox.
-    symlinkSync(join(REPO_ROOT, "node_modules"), join(dir, "node_modules"));
-    writeFileSync(
-      join(dir, "tsconfig.json"),
-      JSON.stringify({ compilerOptions: { module: "nodenext", moduleResolution: "nodenext", strict: true, noEmit: true, skipLibCheck: false, types: ["node"] }, files: ["src/use.mts"] }),
-    );
-    const result = spawnSync(process.execPath, [join(REPO_ROOT, "node_modules/typescript/bin/tsc"), "-p", dir], { cwd: dir, encoding: "utf8", timeout: HANG_TIMEOUT_MS });
+  test("require() loads the CommonJS build, which talks to the server", () => {
+    writeFileSync(join(project, "use.cjs"), COMMONJS_USE);
+    const result = run(process.execPath, ["use.cjs"], { WIA_BASE_URL: server.baseUrl, WIA_API_KEY: key.apiKey, WIA_SECRET: key.secret });
     assert.equal(result.status, 0, result.stdout + result.stderr);
+    assert.match(result.stdout, /^Pong --> /);
   });
 });

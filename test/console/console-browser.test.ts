@@ -60,7 +60,8 @@ describe("console in Chromium [sqlite]", { timeout: HANG_TIMEOUT_MS, skip }, () 
 
       await page.getByLabel("Reason").fill("The authority is back up");
       await page.getByRole("button", { name: "Retry" }).click();
-      await page.waitForURL(`${scene.baseUrl}/console/work-items/${scene.failedItem.workItemId}`);
+      await page.waitForURL(`${scene.baseUrl}/console/work-items/${scene.failedItem.workItemId}?done=retried`);
+      assert.match(await page.getByRole("status").innerText(), /^Retried/, "the retry is confirmed");
       assert.match(await page.locator(".facts .badge").first().innerText(), /^New$/);
 
       const counts = await scene.runBot();

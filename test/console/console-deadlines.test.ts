@@ -61,7 +61,7 @@ for (const backend of await availableBackends()) {
         assert.match(body, /class="dl-late"/, "the late part of a bar is drawn in its own pattern");
         const [laterCanFile, laterLate] = rows[2]!.slice(3).map(Number);
         assert.ok(laterCanFile! > 4 && laterLate === 0, `the later deadline has room to spare: ${rows[2]!.join(" ")}`);
-        assert.match(body, new RegExp(`<strong>${late} more will be late</strong>`));
+        assert.match(body, new RegExp(`<strong><a href="/console/work-items\\?status=New&amp;sort=deadline">${late} more will be late</a></strong>`), "it leads to the waiting items by deadline");
 
         assert.match(body, /Van Dijk &lt;Trucking&gt;/, "names are escaped");
         assert.doesNotMatch(body, /<Trucking>|\sstyle=/, "nothing unescaped, no inline style");
@@ -79,7 +79,7 @@ for (const backend of await availableBackends()) {
         const client = await signedInClient(t.app, admin.email, admin.password);
         await seedDeadlineQueue(t, { filedLastHour: 0, overdue: 1, deadlines: [{ inHours: 5, items: 2, companies: 1 }] });
         const { body } = await client.get("/console");
-        assert.match(body, /<strong>1 item has missed its deadline\.<\/strong> The bot filed nothing in the last hour, so there is no rate/);
+        assert.match(body, /<strong><a href="\/console\/work-items\?due=overdue&amp;sort=deadline">1 item has missed its deadline<\/a>\.<\/strong> The bot filed nothing in the last hour, so there is no rate/);
         assert.deepEqual(tableRows(body).map((row) => row.slice(1)), [["1", "—", "0", "1"], ["2", "1", "unknown", "unknown"]]);
         assert.equal(body.match(/class="dl-late"/g)?.length, 2, "the overdue bar and its legend key only");
         assert.doesNotMatch(body, /class="dl-room"/, "no room drawn without a rate");

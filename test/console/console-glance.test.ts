@@ -136,10 +136,13 @@ describe("console at a glance in Chromium [sqlite]", { timeout: HANG_TIMEOUT_MS,
       await timesInAmsterdam(page, "deliveries");
       const pendingRow = page.locator("tbody tr", { has: page.getByRole("button", { name: "Stop retrying" }) }).first();
       assert.match(await pendingRow.innerText(), /does not resolve \(ENOTFOUND\)/, "the last error is on the list");
+      assert.equal((await pendingRow.locator("td").first().innerText()).trim(), "Retrying", "a pending delivery whose last attempt failed");
+      assert.match(await pendingRow.locator("td").nth(3).innerText(), /Acme Transport #3/, "the company by its name");
       const deliveryId = (await pendingRow.locator("td").nth(2).innerText()).trim();
       await pendingRow.getByLabel("Reason").fill("the customer's host is gone");
       await pendingRow.getByRole("button", { name: "Stop retrying" }).click();
-      await page.waitForURL(`${scene.baseUrl}/console/webhook-deliveries`);
+      await page.waitForURL(/\/console\/webhook-deliveries\?.*done=stopped/);
+      assert.match(await page.getByRole("status").innerText(), new RegExp(`Delivery ${deliveryId} is stopped`), "the stop is confirmed");
       const stoppedRow = page.locator("tbody tr", { has: page.locator("td:nth-of-type(3)", { hasText: new RegExp(`^${deliveryId}$`) }) });
       assert.match(await stoppedRow.locator("td").first().innerText(), /failed/);
       assert.equal(await stoppedRow.getByRole("button", { name: "Stop retrying" }).count(), 0);

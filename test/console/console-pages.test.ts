@@ -57,8 +57,8 @@ for (const backend of await availableBackends()) {
         assert.equal((await client.post("/console/bot/pause", { workType: "<bad>", reason: "x" })).statusCode, 400);
 
         const audit = await client.get("/console/audit");
-        const actions = [...audit.body.matchAll(/<td>(workitem\.\w+|bot\.\w+|webhook\.\w+)<\/td>/g)].map((match) => match[1]);
-        assert.deepEqual(actions, ["bot.resume", "bot.pause", "webhook.redeliver"], "newest first");
+        const actions = [...audit.body.matchAll(/<td data-label="Action">(workitem\.\w+|bot\.\w+|delivery\.\w+|webhook\.\w+)<\/td>/g)].map((match) => match[1]);
+        assert.deepEqual(actions, ["bot.resume", "bot.pause", "delivery.redeliver"], "newest first");
         assert.match(audit.body, /the receiver was fixed/);
 
         for (const [url, status] of [

@@ -95,6 +95,8 @@ async function seedMorning(t: TestApp, shape: MorningShape, admin: { email: stri
   await add(history.token, numbered(shape.filedEarlier, (i) => ({ customerReference: `DAY-${String(i).padStart(4, "0")}` })));
   await add(history.token, numbered(shape.rejected, (i) => ({ customerReference: `KVK-${i}`, senderChamberOfCommerceNo: { sendValue: "1234567" } })));
   const hooks = await t.tenant(WEBHOOK_COMPANY);
+  await t.store.renameCompany(HISTORY_COMPANY, "De Vries Mestransport");
+  await t.store.renameCompany(WEBHOOK_COMPANY, "Acme Transport");
   await add(hooks.token, numbered(shape.undeliverable, (i) => ({ customerReference: `HOOK-${i}`, webhookUrl: `https://hooks-${i % 3}.acme-transport.invalid/rvdm` })));
   await runOneBotPass(t);
   await createDispatcher({ store: t.store, config: t.config, owner: "scene" }).deliverDue();

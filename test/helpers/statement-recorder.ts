@@ -83,8 +83,8 @@ const CROSS_COMPANY: Statement[] = [
  * (core/operations.ts, core/webhooks.ts): they name company_id, and filter by it when asked to.
  */
 const CROSS_COMPANY_PAGES = [
-  /^SELECT work_item_id, company_id,[\s\S]* FROM work_items WHERE [\s\S]*work_item_id < \$1 ORDER BY work_item_id DESC LIMIT \$2$/,
-  /^SELECT COUNT\(\*\) AS items FROM \(SELECT company_id FROM work_items WHERE [\s\S]*work_item_id < \$1 LIMIT \$2\) capped$/,
+  /^SELECT work_item_id, company_id,[\s\S]* FROM work_items [\s\S]*ORDER BY (work_item_id DESC|deadline_at, work_item_id) LIMIT \$1$/,
+  /^SELECT COUNT\(\*\) AS items FROM \(SELECT company_id FROM work_items [\s\S]*LIMIT \$1\) capped$/,
   /^SELECT company_id, work_item_id, work_type FROM work_items\s+WHERE status = 'Failed'[\s\S]* LIMIT \$1$/,
   /^SELECT d\.company_id, [\s\S]* WHERE \$1 = 0[\s\S]* ORDER BY d\.delivery_id DESC, a\.attempt$/,
 ];

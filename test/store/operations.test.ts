@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { OperatorAction, Store } from "../../src/store/store.ts";
-import { availableBackends, openFreshStore, type Backend } from "../helpers/backends.ts";
+import { availableBackends, openFreshStore, writePastStore, type Backend } from "../helpers/backends.ts";
 import { addItems } from "../helpers/store-items.ts";
 import { claimEverything, queueAll } from "../helpers/sweeps.ts";
 import { recordStoreStatements } from "../helpers/statement-recorder.ts";
@@ -250,6 +250,37 @@ for (const backend of await availableBackends()) {
       await store.recordBotPass({ startedAt: at(1), finishedAt: at(2), submitted: 1, succeeded: 2, failed: 3, retried: 4 });
       await store.recordBotPass({ startedAt: at(3), finishedAt: at(4), submitted: 0, succeeded: 0, failed: 0, retried: 0 });
       assert.equal((await store.lastBotPass())?.startedAt, at(3));
+    }));
+
+    test("audit entries written as webhook.redeliver read as delivery.redeliver, the one noun of a delivery's actions", async () => {
+      const { store, location, cleanup } = await openFreshStore(backend);
+      try {
+        await writePastStore(
+          location,
+          "INSERT INTO audit_log (at, operator_id, operator_email, action, company_id, work_item_id, work_type, delivery_id, reason) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+          [at(1), "op_1", "ops@example.com", "webhook.redeliver", null, null, null, 7, "written by an earlier release"],
+        );
+        assert.deepEqual((await store.listAudit({ limit: 5 })).map((entry) => [entry.action, entry.target.deliveryId]), [["delivery.redeliver", 7]]);
+      } finally {
+        await cleanup();
+      }
+    });
+
+    test("listAllWorkItems by deadline: the earliest first, ties by id, paged by deadline and id", () => withStore(backend, async (store) => {
+      const early = "2030-01-01T11:00:00.000Z";
+      const late = "2030-01-03T11:00:00.000Z";
+      const [a, b] = await addItems(store, 1, 2, null, [late, early]);
+      const [c, d] = await addItems(store, 2, 2, null, [early, late]);
+      const order = [b!.workItemId, c!.workItemId, a!.workItemId, d!.workItemId];
+      const all = await store.listAllWorkItems({ limit: 10, order: "deadline" });
+      assert.deepEqual(all.map((item) => item.workItemId), order);
+      const first = await store.listAllWorkItems({ limit: 3, order: "deadline" });
+      const last = first.at(-1)!;
+      const rest = await store.listAllWorkItems({ limit: 3, order: "deadline", afterDeadline: { deadlineAt: last.deadlineAt!, workItemId: last.workItemId } });
+      assert.deepEqual([...first, ...rest].map((item) => item.workItemId), order, "the second page goes on where the first ended");
+      const overdue = await store.listAllWorkItems({ limit: 10, order: "deadline", status: "New", deadlineBefore: "2030-01-02T00:00:00.000Z" });
+      assert.deepEqual(overdue.map((item) => item.workItemId), [b!.workItemId, c!.workItemId]);
+      assert.equal(await store.countAllWorkItems({ order: "deadline", companyId: 2 }, 100), 2);
     }));
   });
 }

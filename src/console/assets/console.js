@@ -1,6 +1,7 @@
 /* global window, document, DOMParser */
 // Progressive enhancement only: every page works without this file. On the overview, the live
-// part is fetched again every 30 s and swapped in, unless someone is typing in one of its forms.
+// part is fetched again every 30 s and swapped in, unless someone is typing in one of its forms;
+// on a wide screen, folded filters are opened.
 (function () {
   "use strict";
   function refresh(region) {
@@ -28,5 +29,10 @@
   document.addEventListener("DOMContentLoaded", function () {
     var regions = document.querySelectorAll("[data-refresh]");
     for (var i = 0; i < regions.length; i += 1) refresh(regions[i]);
+    // Folded filters stay folded on a phone, where they would push the list out of view.
+    if (window.matchMedia("(min-width: 641px)").matches) {
+      var folds = document.querySelectorAll("details[data-open-when-wide]");
+      for (var j = 0; j < folds.length; j += 1) folds[j].open = true;
+    }
   });
 })();

@@ -7,7 +7,7 @@ import { SQL } from "./sql.ts";
 
 type AccountPart = Pick<
   Store,
-  "createCompany" | "getCompany" | "createApiKey" | "findApiKey" | "listApiKeys" | "revokeApiKey"
+  "createCompany" | "getCompany" | "renameCompany" | "createApiKey" | "findApiKey" | "listApiKeys" | "revokeApiKey"
 >;
 
 /** Tries for the next free company id; a concurrent create may take it first. */
@@ -30,6 +30,11 @@ export function accountsStore(db: DatabasePort): AccountPart {
 
     async getCompany(companyId) {
       const row = await db.one<CompanyRow>(SQL.getCompany, [companyId]);
+      return row && toCompany(row);
+    },
+
+    async renameCompany(companyId, name) {
+      const row = await db.one<CompanyRow>(SQL.renameCompany, [companyId, name]);
       return row && toCompany(row);
     },
 

@@ -120,7 +120,7 @@ export function operatorActionsStore(db: DatabasePort): OperatorActionsStore {
         if (!delivery) return false;
         const companyId = Number(delivery.company_id);
         if ((await tx.run(SQL.redeliverWebhook, [companyId, deliveryId, action.at])) !== 1) return false;
-        await audit(tx, action, "webhook.redeliver", { companyId, deliveryId });
+        await audit(tx, action, "delivery.redeliver", { companyId, deliveryId });
         return true;
       });
     },

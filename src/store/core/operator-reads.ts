@@ -35,7 +35,7 @@ export function operatorReadsStore(db: DatabasePort): OperatorReadsStore {
         db.all<{ company_id: Id; new_items: Id; oldest: string | Date }>(OPERATOR_READS_SQL.overviewNewItems),
         db.all<{ company_id: Id; items: Id }>(OPERATOR_READS_SQL.overviewInProgressItems),
         db.all<{ company_id: Id; failed: Id }>(OPERATOR_READS_SQL.overviewRecentFailures, [since]),
-        db.all<{ company_id: Id; pending: Id }>(SQL.pendingDeliveriesByCompany),
+        db.all<{ company_id: Id; pending: Id; retrying: Id }>(SQL.pendingDeliveriesByCompany),
         db.all<{ company_id: Id; overdue: Id }>(OPERATOR_READS_SQL.overviewOverdue, [now]),
       ]);
       const byCompany = new Map<number, CompanyOverview>();
@@ -49,6 +49,7 @@ export function operatorReadsStore(db: DatabasePort): OperatorReadsStore {
           oldestNewAt: null,
           failedLast24h: 0,
           pendingWebhookDeliveries: 0,
+          retryingWebhookDeliveries: 0,
           overdue: 0,
         });
       }
@@ -69,7 +70,10 @@ export function operatorReadsStore(db: DatabasePort): OperatorReadsStore {
       });
       set(inProgress, (company, row) => (company.counts.inProgress = Number(row.items)));
       set(recentFailures, (company, row) => (company.failedLast24h = Number(row.failed)));
-      set(pending, (company, row) => (company.pendingWebhookDeliveries = Number(row.pending)));
+      set(pending, (company, row) => {
+        company.pendingWebhookDeliveries = Number(row.pending);
+        company.retryingWebhookDeliveries = Number(row.retrying);
+      });
       set(overdue, (company, row) => (company.overdue = Number(row.overdue)));
       return [...byCompany.values()];
     },
@@ -225,7 +229,8 @@ interface AuditRow {
   at: string | Date;
   operator_id: string;
   operator_email: string;
-  action: AuditAction;
+  /** As written: entries from before the actions were renamed keep their old name. */
+  action: string;
   company_id: Id | null;
   work_item_id: Id | null;
   work_type: string | null;
@@ -235,11 +240,14 @@ interface AuditRow {
 
 const numberOrNull = (value: Id | null) => (value === null ? null : Number(value));
 
+/** Names entries written before the audit's actions had one noun per thing were stored under. */
+const FORMER_AUDIT_ACTIONS: Record<string, AuditAction> = { "webhook.redeliver": "delivery.redeliver" };
+
 const toAuditEntry = (row: AuditRow): AuditEntry => ({
   auditId: Number(row.audit_id),
   at: iso(row.at),
   operator: { operatorId: row.operator_id, email: row.operator_email },
-  action: row.action,
+  action: FORMER_AUDIT_ACTIONS[row.action] ?? (row.action as AuditAction),
   target: {
     companyId: numberOrNull(row.company_id),
     workItemId: numberOrNull(row.work_item_id),
@@ -264,27 +272,46 @@ const allItemStatements = new Map<string, Statement>();
  * The operator's WorkItems page: one statement per combination of filters, like the
  * integrator's (work-items.ts), over the cross-company indexes of migration 0009. On SQLite, a
  * status other than New also says `status <> 'New'`, which lets it use its partial index. The
- * count reads the same rows, at most $2 of them ($1 then has no cursor).
+ * count reads the same rows, at most $1 of them, without the cursor. In the deadline order the
+ * items without a deadline (changes applied before filing) are left out, and the keyset is the
+ * deadline and the id (the New items' deadline index of migration 0011).
  */
 function listAllWorkItemsStatement(query: OperatorWorkItemsQuery, shape: "page" | "count" = "page"): { statement: Statement; values: unknown[] } {
   const used = ITEM_FILTERS.filter(([field]) => query[field] !== undefined);
-  const values: unknown[] = [query.beforeWorkItemId ?? Number.MAX_SAFE_INTEGER, query.limit, ...used.map(([field]) => query[field])];
-  const byDeadline = query.deadlineBefore !== undefined;
-  if (byDeadline) values.push(query.deadlineBefore);
-  const notNew = query.status !== undefined && query.status !== "New";
-  const key = `${shape === "count" ? "count_" : ""}${used.map(([, column]) => column).join("_")}${notNew ? "_not_new" : ""}${byDeadline ? "_deadline" : ""}`;
+  const values: unknown[] = [query.limit, ...used.map(([field]) => query[field])];
+  const conditions = used.map(([, column], index) => `${column} = $${index + 2}`);
+  const keyParts: string[] = used.map(([, column]) => column);
+  const param = (value: unknown) => `$${values.push(value)}`;
+  if (query.status !== undefined && query.status !== "New") {
+    conditions.push("status <> 'New'");
+    keyParts.push("not_new");
+  }
+  if (query.deadlineBefore !== undefined) {
+    conditions.push(`deadline_at < ${param(query.deadlineBefore)}`);
+    keyParts.push("deadline");
+  }
+  const byDeadline = query.order === "deadline";
+  if (byDeadline) {
+    conditions.push("deadline_at IS NOT NULL");
+    keyParts.push("by_deadline");
+  }
+  if (shape === "page" && byDeadline && query.afterDeadline) {
+    const deadline = param(query.afterDeadline.deadlineAt);
+    conditions.push(`(deadline_at > ${deadline} OR (deadline_at = ${deadline} AND work_item_id > ${param(query.afterDeadline.workItemId)}))`);
+    keyParts.push("after");
+  } else if (shape === "page" && !byDeadline) {
+    conditions.push(`work_item_id < ${param(query.beforeWorkItemId ?? Number.MAX_SAFE_INTEGER)}`);
+  }
+  const key = `${shape === "count" ? "count_" : ""}${keyParts.join("_")}`;
   let statement = allItemStatements.get(key);
   if (!statement) {
-    const conditions = used.map(([, column], index) => `${column} = $${index + 3}`);
-    if (notNew) conditions.push("status <> 'New'");
-    if (byDeadline) conditions.push(`deadline_at < $${used.length + 3}`);
-    conditions.push("work_item_id < $1");
+    const where = conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : "";
     statement = {
       name: `list_all_work_items${key ? `_${key}` : ""}`,
       text:
         shape === "page"
-          ? `SELECT ${ITEM_COLUMNS} FROM work_items WHERE ${conditions.join(" AND ")} ORDER BY work_item_id DESC LIMIT $2`
-          : `SELECT COUNT(*) AS items FROM (SELECT company_id FROM work_items WHERE ${conditions.join(" AND ")} LIMIT $2) capped`,
+          ? `SELECT ${ITEM_COLUMNS} FROM work_items ${where} ORDER BY ${byDeadline ? "deadline_at, work_item_id" : "work_item_id DESC"} LIMIT $1`
+          : `SELECT COUNT(*) AS items FROM (SELECT company_id FROM work_items ${where} LIMIT $1) capped`,
     };
     allItemStatements.set(key, statement);
   }

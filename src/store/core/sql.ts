@@ -28,6 +28,7 @@ export const SQL = {
   /** Across companies, admin only: the next free id for `companies create` without one. */
   nextCompanyId: statement("next_company_id", "SELECT COALESCE(MAX(company_id), 0) + 1 AS company_id FROM companies"),
   getCompany: statement("get_company", "SELECT company_id, name, created_at FROM companies WHERE company_id = $1"),
+  renameCompany: statement("rename_company", "UPDATE companies SET name = $2 WHERE company_id = $1 RETURNING company_id, name, created_at"),
 
   insertApiKey: statement(
     "insert_api_key",
@@ -262,10 +263,15 @@ export const SQL = {
     `DELETE FROM events WHERE company_id = $1 AND position IN (
        SELECT position FROM events WHERE company_id = $1 AND created_at <= $2 ORDER BY created_at LIMIT $3)`,
   ),
-  /** Across companies, for the operator's backlog gauge: deliveries still to make, per company. */
+  /**
+   * Across companies, for the operator's backlog gauge and the overview: deliveries still to
+   * make, per company, and how many of them are retrying (their last attempt got no 2xx).
+   */
   pendingDeliveriesByCompany: statement(
     "pending_deliveries_by_company",
-    "SELECT company_id, COUNT(*) AS pending FROM webhook_outbox WHERE status = 'Pending' GROUP BY company_id",
+    `SELECT company_id, COUNT(*) AS pending,
+            SUM(CASE WHEN attempts > 0 AND (last_status IS NULL OR last_status NOT BETWEEN 200 AND 299) THEN 1 ELSE 0 END) AS retrying
+       FROM webhook_outbox WHERE status = 'Pending' GROUP BY company_id`,
   ),
   /** Across companies, the idempotency sweep's step 1: companies with expired keys. */
   companiesWithExpiredIdempotencyKeys: statement(

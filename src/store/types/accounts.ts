@@ -25,6 +25,8 @@ export type ServerKeyName = "jwt" | "data-encryption";
 export interface AccountsStore {
   createCompany(input: { companyId?: number; name: string }): Promise<Company>;
   getCompany(companyId: number): Promise<Company | undefined>;
+  /** The company under its new name; undefined when there is no such company. */
+  renameCompany(companyId: number, name: string): Promise<Company | undefined>;
   createApiKey(input: { companyId: number; keyId: string; name: string | null; secretHash: string }): Promise<ApiKeyRecord>;
   findApiKey(companyId: number, keyId: string): Promise<ApiKeyWithHash | undefined>;
   listApiKeys(companyId: number): Promise<ApiKeyRecord[]>;

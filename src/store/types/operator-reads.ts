@@ -14,6 +14,8 @@ export interface CompanyOverview {
   oldestNewAt: string | null;
   failedLast24h: number;
   pendingWebhookDeliveries: number;
+  /** Of those, the ones whose last attempt failed: a receiver in trouble. */
+  retryingWebhookDeliveries: number;
   /** New items whose deadlineAt has passed (SPEC §16). */
   overdue: number;
 }
@@ -75,8 +77,12 @@ export interface OperatorWorkItemsQuery {
   deadlineBefore?: string;
   /** Only the items of this batch (with companyId, through the company's batch index). */
   workBatchId?: number;
-  /** Keyset: only items with a smaller id (newest first). */
+  /** Keyset of the newest-first order: only items with a smaller id. */
   beforeWorkItemId?: number;
+  /** `newest` (the default): by id, newest first. `deadline`: the items with a deadline, the earliest first, then by id. */
+  order?: "newest" | "deadline";
+  /** Keyset of the deadline order: only items after this deadline, or at it with a larger id. */
+  afterDeadline?: { deadlineAt: string; workItemId: number };
   limit: number;
 }
 
@@ -99,7 +105,9 @@ export interface AuditEntry {
   reason: string;
 }
 
-export type AuditAction = "workitem.retry" | "workitem.cancel" | "bot.pause" | "bot.resume" | "webhook.redeliver" | "delivery.stop";
+/** One noun per thing acted on: a work item, the bot, a webhook delivery. */
+export const AUDIT_ACTIONS = ["workitem.retry", "workitem.cancel", "bot.pause", "bot.resume", "delivery.redeliver", "delivery.stop"] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 /** What operators read, across companies (SPEC §12.2). */
 export interface OperatorReadsStore {
@@ -121,7 +129,7 @@ export interface OperatorReadsStore {
   /** Items across companies (or of one), newest first. */
   listAllWorkItems(query: OperatorWorkItemsQuery): Promise<OperatorWorkItemView[]>;
   /** How many items match the query's filters (not its cursor), counted up to `cap` at most. */
-  countAllWorkItems(query: Omit<OperatorWorkItemsQuery, "limit" | "beforeWorkItemId">, cap: number): Promise<number>;
+  countAllWorkItems(query: Omit<OperatorWorkItemsQuery, "limit" | "beforeWorkItemId" | "afterDeadline">, cap: number): Promise<number>;
   /** The item with every recorded step, oldest first; undefined when unknown. */
   getWorkItemTimeline(workItemId: number): Promise<{ item: OperatorWorkItemView; timeline: TimelineEntry[] } | undefined>;
   /** Deliveries across companies (or of one), newest first, each with its attempts and company. */

@@ -5,6 +5,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../app-context.ts";
+import { AUDIT_ACTIONS } from "../../store/types/operator-reads.ts";
 import { decodeCursor, keysetPage } from "../shared/keyset-cursor.ts";
 import { OperatorRef } from "./get-work-item.ts";
 import { OPERATOR_TAG, operatorResponses, operatorSecurity, PageCursor, pageLimit } from "./schemas.ts";
@@ -21,7 +22,7 @@ export const AuditEntry = Type.Object(
     at: Type.String({ format: "date-time" }),
     operator: OperatorRef,
     action: Type.Union(
-      ["workitem.retry", "workitem.cancel", "bot.pause", "bot.resume", "webhook.redeliver", "delivery.stop"].map((action) => Type.Literal(action)),
+      AUDIT_ACTIONS.map((action) => Type.Literal(action)),
       { description: "what the operator did" },
     ),
     target: Type.Object(

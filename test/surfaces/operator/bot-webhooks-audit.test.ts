@@ -102,7 +102,7 @@ for (const backend of await availableBackends()) {
           if (!page.nextCursor) break;
           url = `/api/Operator/Audit?limit=1&cursor=${page.nextCursor}`;
         }
-        assert.deepEqual(seen.map((entry) => [entry.action, entry.reason]), [["bot.resume", "two"], ["bot.pause", "one"], ["webhook.redeliver", "receiver was down"]]);
+        assert.deepEqual(seen.map((entry) => [entry.action, entry.reason]), [["bot.resume", "two"], ["bot.pause", "one"], ["delivery.redeliver", "receiver was down"]]);
         assert.deepEqual(seen[2]!.target, { companyId: tenant.companyId, workItemId: null, workType: null, deliveryId });
         const ids = seen.map((entry) => entry.auditId);
         assert.deepEqual(ids, [...ids].sort((a, b) => b - a), "newest first");
