@@ -11,6 +11,8 @@ import { viewerOf } from "./security.ts";
 const PAGE_SIZE = 50;
 
 function target(entry: AuditEntry): Html {
+  if (entry.signIn?.method === "oidc") return html`the console, through ${entry.signIn.issuer} as ${entry.signIn.subject}`;
+  if (entry.signIn) return html`the console, with a password`;
   const { companyId, workItemId, workType, deliveryId } = entry.target;
   const parts: Html[] = [];
   if (workItemId !== null) parts.push(html`item <a href="/console/work-items/${workItemId}">${workItemId}</a>`);

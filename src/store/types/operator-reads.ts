@@ -4,6 +4,7 @@
  * core/sql-operator-reads.ts.
  */
 import type { WorkBatchCounts, WorkItemStatus, WorkItemView } from "../../domain/views.ts";
+import type { SignInDetail } from "./operators.ts";
 import type { ListWebhookDeliveriesQuery, WebhookDeliveryRecord } from "./webhooks.ts";
 
 export interface CompanyOverview {
@@ -97,9 +98,11 @@ export interface AuditEntry {
   action: AuditAction;
   target: { companyId: number | null; workItemId: number | null; workType: string | null; deliveryId: number | null };
   reason: string;
+  /** How an `operator.signin` happened (SPEC §19); null on every other action. */
+  signIn: SignInDetail | null;
 }
 
-export type AuditAction = "workitem.retry" | "workitem.cancel" | "bot.pause" | "bot.resume" | "webhook.redeliver" | "delivery.stop";
+export type AuditAction = "workitem.retry" | "workitem.cancel" | "bot.pause" | "bot.resume" | "webhook.redeliver" | "delivery.stop" | "operator.signin";
 
 /** What operators read, across companies (SPEC §12.2). */
 export interface OperatorReadsStore {

@@ -21,7 +21,7 @@ export const AuditEntry = Type.Object(
     at: Type.String({ format: "date-time" }),
     operator: OperatorRef,
     action: Type.Union(
-      ["workitem.retry", "workitem.cancel", "bot.pause", "bot.resume", "webhook.redeliver", "delivery.stop"].map((action) => Type.Literal(action)),
+      ["workitem.retry", "workitem.cancel", "bot.pause", "bot.resume", "webhook.redeliver", "delivery.stop", "operator.signin"].map((action) => Type.Literal(action)),
       { description: "what the operator did" },
     ),
     target: Type.Object(
@@ -33,7 +33,15 @@ export const AuditEntry = Type.Object(
       },
       { description: "what the action was on; fields that do not apply are null" },
     ),
-    reason: Type.String(),
+    reason: Type.String({ description: "why, as the operator gave it; empty for a sign-in" }),
+    signIn: Type.Union(
+      [
+        Type.Object({ method: Type.Literal("password") }),
+        Type.Object({ method: Type.Literal("oidc"), issuer: Type.String(), subject: Type.String({ description: "the operator's id at the identity provider" }) }),
+        Type.Null(),
+      ],
+      { description: "how an operator.signin happened; null on every other action" },
+    ),
   },
   { title: "AuditEntry", description: "one operator action" },
 );
@@ -53,6 +61,7 @@ export const AuditPage = Type.Object(
             action: "workitem.retry",
             target: { companyId: 42, workItemId: 4711, workType: null, deliveryId: null },
             reason: "authority outage on 23 Nov, resubmitting",
+            signIn: null,
           },
         ],
         nextCursor: null,
