@@ -116,7 +116,10 @@ export class OidcSignIn {
     const configuration = oidc
       .discovery(new URL(issuer), clientId, clientSecret, clientSecret === undefined ? oidc.None() : undefined, {
         timeout: REQUEST_TIMEOUT_SECONDS,
-        execute: allowHttp ? [oidc.allowInsecureRequests] : [],
+        // The token endpoint's answer comes over TLS, which OpenID Connect lets stand in for the
+        // ID token's signature; the console checks the signature against the provider's keys anyway
+        // (SPEC §19), so a token that did not come from the provider's keys is refused however it came.
+        execute: [oidc.enableNonRepudiationChecks, ...(allowHttp ? [oidc.allowInsecureRequests] : [])],
         ...(this.fetchImpl ? { [oidc.customFetch]: this.fetchImpl } : {}),
       })
       .catch((error: unknown) => {

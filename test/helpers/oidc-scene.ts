@@ -11,6 +11,7 @@ import { sqliteBackend } from "./backends.ts";
 import { CHROMIUM_PATH, DESKTOP } from "./console-scene.ts";
 import { loopbackTestNamesFetch, startIdentityProvider, type TestIdentityProvider } from "./identity-provider.ts";
 import { freePort } from "./processes.ts";
+import { setCookies } from "./console-session.ts";
 import { createTestApp, type TestApp } from "./test-app.ts";
 import { HANG_TIMEOUT_MS } from "./waiting.ts";
 
@@ -92,30 +93,40 @@ export async function signInWithProvider(scene: OidcScene, page: Page, subject: 
 }
 
 /**
- * Runs a sign-in in the browser up to the provider's answer and stops it there: the callback URL
- * (code and state) and the flow cookie it would have carried, for a test to send as it likes.
+ * A sign-in with the provider up to its answer, in plain HTTP: the console's start (its flow
+ * cookie and the way to the provider), the provider's development sign-in form as `subject`,
+ * and the redirect back, which is not followed. What the browser would have sent to the
+ * callback comes back, for a test to send as it likes.
  */
-export async function interceptedCallback(scene: OidcScene, page: Page, subject: string): Promise<{ callbackPath: string; flowCookie: string }> {
-  let callbackUrl: string | undefined;
-  await page.route("**/console/oidc/callback*", async (route) => {
-    callbackUrl = route.request().url();
-    await route.abort();
-  });
-  await page.goto(`${scene.consoleUrl}/console/login`);
-  await page.getByRole("link", { name: `Sign in with ${PROVIDER_NAME}` }).click();
-  await page.waitForURL((url) => url.hostname === "idp.test", { timeout: HANG_TIMEOUT_MS });
-  if (await page.locator('input[name="login"]').count()) {
-    await page.locator('input[name="login"]').fill(subject);
-    await page.locator('input[name="password"]').fill("any password will do");
-    await page.getByRole("button", { name: "Sign-in" }).click().catch(() => undefined);
+export async function providerAnswer(scene: OidcScene, subject: string): Promise<{ callbackPath: string; flowCookie: string }> {
+  const start = await scene.t.app.inject({ method: "GET", url: "/console/oidc/start" });
+  assert.equal(start.statusCode, 303, start.body);
+  const flowCookie = `console_oidc_flow=${setCookies(start).get("console_oidc_flow")}`;
+  const jar = new Map<string, string>();
+  let request: { url: string; method: string; body?: string } = { url: String(start.headers.location), method: "GET" };
+  for (let hop = 0; hop < 10; hop++) {
+    const response = await loopbackTestNamesFetch(request.url, {
+      method: request.method,
+      body: request.body ?? null,
+      headers: { cookie: [...jar].map(([name, value]) => `${name}=${value}`).join("; "), ...(request.body ? { "content-type": "application/x-www-form-urlencoded" } : {}) },
+      redirect: "manual",
+    });
+    for (const line of response.headers.getSetCookie()) {
+      const [pair] = line.split(";");
+      const at = pair!.indexOf("=");
+      jar.set(pair!.slice(0, at), pair!.slice(at + 1));
+    }
+    const location = response.headers.get("location");
+    if (location) {
+      const next = new URL(location, request.url);
+      if (next.origin === scene.consoleUrl) return { callbackPath: `${next.pathname}${next.search}`, flowCookie };
+      request = { url: next.href, method: "GET" };
+      continue;
+    }
+    const page = await response.text();
+    const action = /<form[^>]*action="([^"]+)"[^>]*method="post"/.exec(page)?.[1];
+    assert.ok(action && page.includes('name="login"'), `the provider's sign-in form (${response.status}): ${page.slice(0, 300)}`);
+    request = { url: new URL(action, request.url).href, method: "POST", body: new URLSearchParams({ prompt: "login", login: subject, password: "any" }).toString() };
   }
-  const deadline = Date.now() + HANG_TIMEOUT_MS;
-  while (!callbackUrl && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-  assert.ok(callbackUrl, "the provider sent the browser back to the callback");
-  await page.unroute("**/console/oidc/callback*");
-  const cookies = await page.context().cookies(callbackUrl);
-  const flow = cookies.find((cookie) => cookie.name === "console_oidc_flow");
-  assert.ok(flow, "the flow cookie is sent to the callback");
-  const url = new URL(callbackUrl);
-  return { callbackPath: `${url.pathname}${url.search}`, flowCookie: `${flow.name}=${flow.value}` };
+  assert.fail("the provider did not send the browser back within 10 steps");
 }
