@@ -70,6 +70,12 @@ describe("console sign-in with an identity provider: what must not sign anyone i
         assert.match(response.body, reason, what);
       }
       assert.equal(await signIns(scene), 1, "only the one good sign-in");
+
+      // The failures are logged, and nothing secret with them: no client secret, code, token or flow.
+      const log = scene.logLines.join("");
+      assert.match(log, /console sign-in through the identity provider failed/);
+      const code = new URLSearchParams(answer.callbackPath.split("?")[1]).get("code")!;
+      for (const secret of [scene.clientSecret, code, answer.flowCookie.split("=")[1]!, "eyJ"]) assert.ok(!log.includes(secret), `the log holds no ${secret.slice(0, 6)}…`);
     }));
 
   test("an unreachable provider: a message, not a 500; password sign-in goes on", async () => {

@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { chromium, type Browser, type Page } from "playwright-core";
+import { createLogger } from "../../src/logger.ts";
 import { sqliteBackend } from "./backends.ts";
 import { CHROMIUM_PATH, DESKTOP } from "./console-scene.ts";
 import { loopbackTestNamesFetch, startIdentityProvider, type TestIdentityProvider } from "./identity-provider.ts";
@@ -25,6 +26,10 @@ export interface OidcScene {
   /** http://console.test:<port> */
   consoleUrl: string;
   browser: Browser;
+  /** The app's log, at level info, one JSON line each. */
+  logLines: string[];
+  /** The console's client secret at the provider. */
+  clientSecret: string;
   /** A page of a new browser context (its own cookies). */
   newPage(viewport?: { width: number; height: number }): Promise<Page>;
 }
@@ -34,6 +39,8 @@ export async function withOidcScene(env: Record<string, string>, body: (scene: O
   const port = await freePort();
   const consoleUrl = `http://console.test:${port}`;
   const clientSecret = "console-client-secret-0123456789";
+  const logLines: string[] = [];
+  const logger = createLogger({ logLevel: "info" }, { write: (line: string) => logLines.push(line) });
   const provider = await startIdentityProvider({ clientId: CLIENT_ID, clientSecret, redirectUri: `${consoleUrl}/console/oidc/callback`, postLogoutRedirectUri: `${consoleUrl}/console/login` });
   try {
     const t = await createTestApp(
@@ -49,7 +56,7 @@ export async function withOidcScene(env: Record<string, string>, body: (scene: O
         OIDC_DISPLAY_NAME: PROVIDER_NAME,
         ...env,
       },
-      { identityProviderFetch: loopbackTestNamesFetch },
+      { identityProviderFetch: loopbackTestNamesFetch, logger },
     );
     try {
       await t.app.listen({ host: "127.0.0.1", port });
@@ -57,7 +64,7 @@ export async function withOidcScene(env: Record<string, string>, body: (scene: O
       const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: ["--host-resolver-rules=MAP idp.test 127.0.0.1, MAP console.test 127.0.0.1, MAP * ~NOTFOUND"] });
       try {
         const newPage = async (viewport = DESKTOP) => (await browser.newContext({ viewport })).newPage();
-        await body({ t, provider, consoleUrl, browser, newPage });
+        await body({ t, provider, consoleUrl, browser, logLines, clientSecret, newPage });
       } finally {
         await browser.close();
       }
