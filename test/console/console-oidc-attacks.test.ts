@@ -38,6 +38,11 @@ describe("console sign-in with an identity provider: what must not sign anyone i
       const forgedState = await providerAnswer(scene, "ann-7f3a");
       refusedWith(await callback(scene, { ...forgedState, callbackPath: forgedState.callbackPath.replace(/state=[^&]+/, "state=forged") }), 400, /does not belong to the sign-in this browser started/);
       refusedWith(await callback(scene, forgedState, ""), 400, /No sign-in with Example SSO was started in this browser/);
+      // The operator turned the provider down (or it refused them): its error, on the sign-in page.
+      const declined = await providerAnswer(scene, "ann-7f3a");
+      const params = new URLSearchParams(declined.callbackPath.split("?")[1]);
+      const error = new URLSearchParams({ error: "access_denied", error_description: "<b>denied</b>", state: params.get("state")!, iss: params.get("iss")! });
+      refusedWith(await callback(scene, { ...declined, callbackPath: `/console/oidc/callback?${error}` }), 401, /Example SSO did not sign you in \(access_denied\)/);
       const [name, value] = forgedState.flowCookie.split("=");
       refusedWith(await callback(scene, forgedState, `${name}=${value!.slice(0, -4)}AAAA`), 400, /No sign-in with Example SSO was started/);
 

@@ -57,6 +57,14 @@ describe("console sign-in with an identity provider, in Chromium, across two sit
       assert.equal(cookies.find((cookie) => cookie.name === "console_session")?.sameSite, "Strict");
       assert.equal(cookies.find((cookie) => cookie.name === "console_oidc_flow"), undefined, "the flow cookie is gone after use");
 
+      // The trap is real here: a navigation that starts on the provider's site arrives without
+      // the Strict session cookie, so a redirect from the callback would have looked signed out.
+      await page.goto(`${scene.provider.issuer}/.well-known/openid-configuration`);
+      await page.evaluate((url) => ((globalThis as unknown as { location: { href: string } }).location.href = url), `${scene.consoleUrl}/console`);
+      await page.waitForURL(/\/console\/login$/, { timeout: HANG_TIMEOUT_MS });
+      await page.goto(`${scene.consoleUrl}/console`);
+      assert.equal(page.url(), `${scene.consoleUrl}/console`, "typed in, the same cookie goes along: still signed in");
+
       // The role comes from the claim at every sign-in: demoted at the provider, a viewer next time.
       scene.provider.accounts.get("ann-7f3a")!.roles = [ROLE_VALUES.viewer];
       const later = await page.context().newPage();
@@ -124,6 +132,11 @@ describe("console sign-in with an identity provider, in Chromium, across two sit
       assert.ok(await page.getByRole("link", { name: `Sign in with ${PROVIDER_NAME}` }).isVisible());
       assert.equal(await page.getByLabel("Password").count(), 0, "no password field");
       await accessible(page, "sign-in-provider-only");
+      const phone = await scene.newPage(PHONE);
+      const refusal = await phone.goto(`${scene.consoleUrl}/console/oidc/callback?code=made-up&state=made-up`);
+      assert.equal(refusal?.status(), 400);
+      assert.match(await phone.getByRole("alert").innerText(), /No sign-in with Example SSO was started in this browser/);
+      await accessible(phone, "sign-in-refused-phone");
       const refused = await scene.t.app.inject({
         method: "POST",
         url: "/console/login",
