@@ -83,6 +83,20 @@ describe("console sign-in with an identity provider: what must not sign anyone i
       for (const secret of [scene.clientSecret, code, answer.flowCookie.split("=")[1]!, "eyJ"]) assert.ok(!log.includes(secret), `the log holds no ${secret.slice(0, 6)}…`);
     }));
 
+  test("a public client (no OIDC_CLIENT_SECRET) signs in with PKCE alone", () =>
+    withOidcScene(
+      {},
+      async (scene) => {
+        assert.equal(scene.t.config.oidc?.clientSecret, undefined);
+        scene.provider.accounts.set("pat-1", { email: "pat@example.com", roles: [ROLE_VALUES.operator] });
+        const signedIn = await callback(scene, await providerAnswer(scene, "pat-1"));
+        assert.equal(signedIn.statusCode, 200, signedIn.body);
+        assert.match(signedIn.body, /signed in as pat@example\.com \(operator\)/);
+        assert.ok(setCookies(signedIn).get("console_session"));
+      },
+      { publicClient: true },
+    ));
+
   test("an unreachable provider: a message, not a 500; password sign-in goes on", async () => {
     const closedPort = await freePort();
     await withOidcScene({ OIDC_ISSUER: `http://idp.test:${closedPort}` }, async (scene) => {

@@ -34,11 +34,12 @@ export interface OidcScene {
   newPage(viewport?: { width: number; height: number }): Promise<Page>;
 }
 
-/** The console's OIDC settings for this provider; `env` adds or overrides. */
-export async function withOidcScene(env: Record<string, string>, body: (scene: OidcScene) => Promise<void>): Promise<void> {
+/** The console's OIDC settings for this provider; `env` adds or overrides. A confidential client unless `publicClient`. */
+export async function withOidcScene(env: Record<string, string>, body: (scene: OidcScene) => Promise<void>, options: { publicClient?: boolean } = {}): Promise<void> {
   const port = await freePort();
   const consoleUrl = `http://console.test:${port}`;
-  const clientSecret = "console-client-secret-0123456789";
+  // A public client has no secret: PKCE alone proves the code is its own.
+  const clientSecret = options.publicClient ? "" : "console-client-secret-0123456789";
   const logLines: string[] = [];
   const logger = createLogger({ logLevel: "info" }, { write: (line: string) => logLines.push(line) });
   const provider = await startIdentityProvider({ clientId: CLIENT_ID, clientSecret, redirectUri: `${consoleUrl}/console/oidc/callback`, postLogoutRedirectUri: `${consoleUrl}/console/login` });
