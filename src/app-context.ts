@@ -4,6 +4,7 @@ import type { KeyStatusCache } from "./auth/key-status.ts";
 import type { TokenService } from "./auth/tokens.ts";
 import type { Config } from "./config.ts";
 import type { Metrics } from "./metrics.ts";
+import type { OidcSignIn } from "./operators/oidc.ts";
 import type { OperatorAuth } from "./operators/operator-auth.ts";
 import type { RateLimits } from "./rate-limit/index.ts";
 import type { Store } from "./store/store.ts";
@@ -28,6 +29,8 @@ export interface AppContext {
   bearerGuard: onRequestHookHandler;
   /** Operator tokens and console sessions (SPEC §12.1), looked up in the store by every process. */
   operatorAuth: OperatorAuth;
+  /** Console sign-in through the identity provider (SPEC §19); undefined when OIDC_ISSUER is not set. */
+  oidc?: OidcSignIn;
   /** How intake resolves webhook hosts; the system resolver when unset (tests give a slow one). */
   webhookLookup?: Lookup;
 }

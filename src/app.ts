@@ -26,6 +26,7 @@ import { registerConsole } from "./console/index.ts";
 import { createLogger } from "./logger.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
 import { operatorTokenRefusal } from "./operators/credentials.ts";
+import { OidcSignIn, type CustomFetch } from "./operators/oidc.ts";
 import { OperatorAuth } from "./operators/operator-auth.ts";
 import { createRateLimits } from "./rate-limit/index.ts";
 import type { Store } from "./store/store.ts";
@@ -47,6 +48,8 @@ export interface AppDeps {
   metrics?: Metrics;
   /** How intake resolves webhook hosts; the system resolver when omitted. */
   webhookLookup?: Lookup;
+  /** How the console reaches the identity provider; the platform's fetch when omitted. */
+  identityProviderFetch?: CustomFetch;
 }
 
 export async function createAppContext(
@@ -81,6 +84,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const logger = deps.logger ?? createLogger(config);
   const ctx = await createAppContext(config, deps.store, logger, deps.metrics);
   if (deps.webhookLookup) ctx.webhookLookup = deps.webhookLookup;
+  if (config.oidc) ctx.oidc = new OidcSignIn(config.oidc, deps.identityProviderFetch);
   const app = Fastify({
     ...serverOptions(config),
     loggerInstance: logger,

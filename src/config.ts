@@ -6,6 +6,7 @@ import { resolve } from "node:path";
 import { Cron } from "croner";
 import { Type, type Static } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { OIDC_ENV, readOidcSettings, type OidcSettings } from "./config-oidc.ts";
 import { knowsHolidays, type DeadlineRule } from "./domain/deadline.ts";
 import type { TracingSettings } from "./telemetry/tracing.ts";
 
@@ -67,6 +68,7 @@ export const EnvSchema = Type.Object({
   BOT_POLL_SECONDS: Int(1, 86_400, 5, "first wait before asking the authority again about a submitted item (doubles, at most 5 minutes)"),
   CHANGE_CUTOFF_HOURS: Int(0, 8760, 12, "hours before the transport (exportDate) after which a document can no longer be changed (SPEC §15)"),
   CONSOLE_TZ: Type.String({ minLength: 1, default: "Europe/Amsterdam", description: "time zone the console shows times in (an IANA name; the operator API keeps UTC)" }),
+  ...OIDC_ENV,
   DEADLINE_TZ: Type.String({ minLength: 1, default: "Europe/Amsterdam", description: "time zone of the filing deadline's calendar and cutoff" }),
   DEADLINE_WORKING_DAYS: Int(0, 60, 2, "working days before the transport by which a document must be requested"),
   DEADLINE_HOLIDAYS: Type.String({ pattern: "^[A-Za-z]{2}(-[A-Za-z0-9]{1,3})?$", default: "NL", description: "country (optionally -region) whose public holidays are not working days" }),
@@ -115,6 +117,8 @@ export const EnvSchema = Type.Object({
 });
 export type Env = Static<typeof EnvSchema>;
 
+export type { OidcSettings } from "./config-oidc.ts";
+
 export type StoreLocation = { kind: "sqlite"; path: string } | { kind: "postgres"; url: string; poolSize?: number };
 
 export interface Config {
@@ -131,6 +135,10 @@ export interface Config {
   timeZone: string;
   /** The time zone of every time on a console page (SPEC §16). */
   consoleTimeZone: string;
+  /** Console sign-in through the company's identity provider (SPEC §19); undefined: passwords only. */
+  oidc: OidcSettings | undefined;
+  /** CONSOLE_PASSWORD_SIGNIN: false hides and refuses the console's password sign-in. */
+  consolePasswordSignIn: boolean;
   batchMaxItems: number;
   maxBodyBytes: number;
   /** Body limit of the bulk add (SPEC §11.1). */
@@ -247,6 +255,8 @@ export function loadConfig(source: EnvSource = process.env, overrides: Partial<E
   if (given.has("AUTHORITY_ABANDON_MS") && env.AUTHORITY_ABANDON_MS < env.AUTHORITY_TIMEOUT_MS) {
     throw new ConfigError(`AUTHORITY_ABANDON_MS: ${env.AUTHORITY_ABANDON_MS} ms must be at least AUTHORITY_TIMEOUT_MS (${env.AUTHORITY_TIMEOUT_MS} ms)`);
   }
+  const oidc = readOidcSettings(env, given);
+  if (oidc && "problem" in oidc) throw new ConfigError(oidc.problem);
   const store = parseStoreLocation(env.DATABASE_URL, env.DATABASE_POOL_SIZE);
   return Object.freeze({
     port: env.PORT,
@@ -260,6 +270,8 @@ export function loadConfig(source: EnvSource = process.env, overrides: Partial<E
     tokenTtlSeconds: env.TOKEN_TTL_SECONDS,
     timeZone: env.TZ,
     consoleTimeZone: env.CONSOLE_TZ,
+    oidc: oidc && Object.freeze(oidc),
+    consolePasswordSignIn: env.CONSOLE_PASSWORD_SIGNIN,
     batchMaxItems: env.BATCH_MAX_ITEMS,
     maxBodyBytes: env.MAX_BODY_BYTES,
     maxBulkBodyBytes: env.MAX_BULK_BODY_BYTES,

@@ -19,6 +19,13 @@ export const REDACTED_PATHS = [
   "headers.cookie",
   "password",
   "*.password",
+  // The identity provider's: the console's client secret, and what a sign-in carries.
+  "clientSecret",
+  "*.clientSecret",
+  "idToken",
+  "*.idToken",
+  "codeVerifier",
+  "*.codeVerifier",
 ];
 
 export function createLogger(config: Pick<Config, "logLevel"> & Partial<Pick<Config, "tracing">>, destination?: pino.DestinationStream) {

@@ -13,6 +13,8 @@ const PAGE_SIZE = 50;
 
 /** What was acted on, each part a link to where it is listed. */
 function target(entry: AuditEntry, names: CompanyNames): Html {
+  if (entry.signIn?.method === "oidc") return html`the console, through ${entry.signIn.issuer} as ${entry.signIn.subject}`;
+  if (entry.signIn) return html`the console, with a password`;
   const { companyId, workItemId, workType, deliveryId } = entry.target;
   const parts: Html[] = [];
   if (workItemId !== null) parts.push(html`item <a href="/console/work-items/${workItemId}">${workItemId}</a>`);

@@ -12,6 +12,7 @@ import { registerDeliveriesPage } from "./deliveries-page.ts";
 import { registerFindPage } from "./find-page.ts";
 import { html } from "./html.ts";
 import { barePage } from "./layout.ts";
+import { registerOidcSignIn } from "./oidc-sign-in.ts";
 import { registerOverviewPage } from "./overview-page.ts";
 import { installConsoleSecurity, requireSession } from "./security.ts";
 import { registerSignIn } from "./sign-in.ts";
@@ -56,6 +57,7 @@ export async function registerConsole(app: FastifyInstance, ctx: AppContext): Pr
 
       registerAssets(console);
       registerSignIn(console, ctx);
+      if (ctx.oidc) registerOidcSignIn(console, ctx, ctx.oidc);
       await console.register(async (pages) => {
         pages.addHook("preHandler", requireSession(ctx));
         registerOverviewPage(pages, ctx);

@@ -19,7 +19,7 @@ const NAV: ReadonlyArray<{ section: NavSection; href: string; label: string }> =
   { section: "audit", href: "/console/audit", label: "Audit" },
 ];
 
-function documentFrame(title: string, header: Interpolation, main: Interpolation): Html {
+function documentFrame(title: string, header: Interpolation, main: Interpolation, head: Interpolation = ""): Html {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -29,6 +29,7 @@ function documentFrame(title: string, header: Interpolation, main: Interpolation
 <link rel="icon" href="/favicon.ico" sizes="32x32">
 <link rel="stylesheet" href="/console/assets/console.css">
 <script src="/console/assets/console.js" defer></script>
+${head}
 </head>
 <body>
 <a class="skip-link" href="#main">Skip to content</a>
@@ -61,8 +62,19 @@ export function page(viewer: Viewer, section: NavSection, title: string, body: I
 }
 
 /** A page without navigation: sign-in, and errors for someone not signed in. */
+const BARE_HEADER = html`<header class="top"><p class="brand">Work-Item API console</p></header>`;
+
 export function barePage(title: string, body: Interpolation): Html {
-  return documentFrame(title, html`<header class="top"><p class="brand">Work-Item API console</p></header>`, html`<h1>${title}</h1>\n${body}`);
+  return documentFrame(title, BARE_HEADER, html`<h1>${title}</h1>\n${body}`);
+}
+
+/**
+ * A page without navigation that moves the browser on to `url` at once, by itself and without
+ * script (a meta refresh), for a person to read only if that fails. The next request then
+ * starts from this page, so it is same-site and carries the SameSite=Strict session cookie.
+ */
+export function movingOnPage(title: string, body: Interpolation, url: string): Html {
+  return documentFrame(title, BARE_HEADER, html`<h1>${title}</h1>\n${body}`, html`<meta http-equiv="refresh" content="0; url=${url}">`);
 }
 
 export const csrfField = (token: string): Html => html`<input type="hidden" name="_csrf" value="${token}">`;

@@ -2,9 +2,8 @@
  * Operator accounts, as the CLI manages them (SPEC §12.1): the password and token are made
  * here, shown once by the caller, and only their hashes reach the store.
  */
-import { randomUUID } from "node:crypto";
 import type { Operator, OperatorRole, Store } from "../store/store.ts";
-import { hashCredential, newOperatorToken } from "./credentials.ts";
+import { hashCredential, newOperatorId, newOperatorToken } from "./credentials.ts";
 import { normaliseEmail } from "./operator-auth.ts";
 import { hashPassword, newPassword } from "./passwords.ts";
 import { OPERATOR_ROLES } from "./roles.ts";
@@ -12,10 +11,11 @@ import { OPERATOR_ROLES } from "./roles.ts";
 export class OperatorAccountError extends Error {}
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+export const isOperatorEmail = (email: string): boolean => EMAIL.test(email);
 
 export function parseOperatorEmail(value: string): string {
   const email = normaliseEmail(value);
-  if (!EMAIL.test(email)) throw new OperatorAccountError(`not an e-mail address: ${JSON.stringify(value)}`);
+  if (!isOperatorEmail(email)) throw new OperatorAccountError(`not an e-mail address: ${JSON.stringify(value)}`);
   return email;
 }
 
@@ -29,7 +29,7 @@ export async function createOperatorAccount(store: Store, input: { email: string
   const role = parseOperatorRole(input.role);
   const password = newPassword();
   const operator = await store.createOperator({
-    operatorId: `op_${randomUUID().replace(/-/g, "")}`,
+    operatorId: newOperatorId(),
     email,
     role,
     passwordHash: await hashPassword(password),
@@ -41,6 +41,8 @@ export async function createOperatorAccount(store: Store, input: { email: string
 
 export async function resetOperatorPassword(store: Store, emailInput: string): Promise<{ email: string; password: string }> {
   const email = parseOperatorEmail(emailInput);
+  const operator = await store.findOperatorByEmail(email);
+  if (operator?.signInMethod === "oidc") throw new OperatorAccountError(`operator ${email} signs in with the identity provider and has no password`);
   const password = newPassword();
   if (!(await store.setOperatorPassword(email, await hashPassword(password)))) throw new OperatorAccountError(`no operator with e-mail ${email}`);
   return { email, password };

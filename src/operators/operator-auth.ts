@@ -4,8 +4,8 @@
  * any of them issued. Answers are kept for at most CACHE_MS: a disabled operator, a reset
  * password or a sign-out on another process stops working within that time (the SPEC allows 5 s).
  */
-import type { Operator, Store } from "../store/store.ts";
-import { hashCredential, newSessionId } from "./credentials.ts";
+import type { IdentitySignIn, Operator, ProviderIdentity, SignInDetail, Store } from "../store/store.ts";
+import { hashCredential, newOperatorId, newSessionId } from "./credentials.ts";
 import { decoyHash, refuseWhileHashingIsFull, verifyPassword } from "./passwords.ts";
 
 /** A session ends after 8 hours without a request. */
@@ -68,12 +68,28 @@ export class OperatorAuth {
   async signIn(email: string, password: string): Promise<{ operator: Operator; sessionId: string } | undefined> {
     refuseWhileHashingIsFull();
     const found = await this.store.findOperatorByEmail(normaliseEmail(email));
-    const matches = await verifyPassword(password, found?.passwordHash ?? (await decoyHash()));
-    if (!found || !matches || found.disabled) return undefined;
+    // An operator of the identity provider has no password: it costs the same time as a wrong one.
+    const hasPassword = found?.signInMethod === "password";
+    const matches = await verifyPassword(password, hasPassword ? found.passwordHash : await decoyHash());
+    if (!found || !hasPassword || !matches || found.disabled) return undefined;
     const { passwordHash: _, ...operator } = found;
+    return { operator, sessionId: await this.openSession(operator, { method: "password" }) };
+  }
+
+  /**
+   * The operator the identity provider vouched for (SPEC §19), created at its first sign-in,
+   * with the role its claim maps to now; a session, unless it is disabled or its e-mail is taken.
+   */
+  async signInWithIdentity(identity: ProviderIdentity): Promise<{ kind: "signedIn"; operator: Operator; sessionId: string } | Exclude<IdentitySignIn, { kind: "signedIn" }>> {
     const sessionId = newSessionId();
-    await this.store.addOperatorSession({ operatorId: operator.operatorId, sessionHash: hashCredential(sessionId), now: new Date(this.now()).toISOString() });
-    return { operator, sessionId };
+    const outcome = await this.store.signInWithIdentity({ identity, newOperatorId: newOperatorId(), sessionHash: hashCredential(sessionId), now: new Date(this.now()).toISOString() });
+    return outcome.kind === "signedIn" ? { kind: "signedIn", operator: outcome.operator, sessionId } : outcome;
+  }
+
+  private async openSession(operator: Operator, signIn: SignInDetail): Promise<string> {
+    const sessionId = newSessionId();
+    await this.store.addOperatorSession({ operator, sessionHash: hashCredential(sessionId), now: new Date(this.now()).toISOString(), signIn });
+    return sessionId;
   }
 
   async signOut(sessionId: string): Promise<void> {

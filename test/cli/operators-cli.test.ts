@@ -49,14 +49,25 @@ describe("operators CLI", () => {
     assert.ok(await verifyPassword(created.password, stored!.passwordHash));
 
     const listed = json<Array<Record<string, unknown>>>(await cli("operators", "list", "--json"));
-    assert.deepEqual(listed, [{ operatorId: created.operatorId, email: "ann@example.com", role: "operator", disabled: false, createdAt: listed[0]!.createdAt }]);
+    assert.deepEqual(listed, [{ operatorId: created.operatorId, email: "ann@example.com", role: "operator", disabled: false, createdAt: listed[0]!.createdAt, signInMethod: "password" }]);
     const human = await cli("operators", "list");
     assert.equal(human.code, 0);
     for (const output of [JSON.stringify(listed), human.stdout]) {
       assert.ok(!output.includes(created.password));
       assert.doesNotMatch(output, /scrypt/);
     }
-    assert.match(human.stdout, /ann@example\.com\s+operator\s+active/);
+    assert.match(human.stdout, /ann@example\.com\s+operator\s+active\s+signs in with password/);
+  });
+
+  test("an operator of the identity provider: listed as signing in with oidc, and it has no password to reset", async () => {
+    const identity = { issuer: "https://login.example.com", subject: "d-42", email: "dee@example.com", role: "viewer" as const };
+    await withStore((store) => store.signInWithIdentity({ identity, newOperatorId: "op_dee", sessionHash: "s-dee", now: new Date().toISOString() }));
+    const listed = json<Array<{ email: string; signInMethod: string }>>(await cli("operators", "list", "--json"));
+    assert.equal(listed.find((operator) => operator.email === "dee@example.com")?.signInMethod, "oidc");
+    assert.match((await cli("operators", "list")).stdout, /dee@example\.com\s+viewer\s+active\s+signs in with oidc/);
+    const reset = await cli("operators", "reset-password", "--email", "dee@example.com");
+    assert.equal(reset.code, 1);
+    assert.match(reset.stderr, /signs in with the identity provider and has no password/);
   });
 
   test("usage errors exit 2; a taken e-mail exits 1 with a clear message", async () => {
@@ -114,6 +125,6 @@ describe("operators CLI", () => {
     assert.match(refused.stderr, /operator ann@example.com is disabled/);
     assert.equal((await cli("operators", "disable", "--email", "nobody@example.com")).code, 1);
     const listed = json<Array<{ email: string; disabled: boolean }>>(await cli("operators", "list", "--json"));
-    assert.deepEqual(listed.map((o) => [o.email, o.disabled]).sort(), [["ann@example.com", true], ["bob@example.com", false]]);
+    assert.deepEqual(listed.map((o) => [o.email, o.disabled]).sort(), [["ann@example.com", true], ["bob@example.com", false], ["dee@example.com", false]]);
   });
 });

@@ -38,8 +38,8 @@ const NOT_TENANT_DATA = [
   /^PRAGMA\b/i,
   // Operators, their credentials, paused work types, the last bot pass and the audit log belong
   // to the people who run the service, not to a company (SPEC §12).
-  /^\s*(?:INSERT INTO|UPDATE|DELETE FROM)\s+(?:operators|operator_tokens|operator_sessions|bot_pauses|bot_last_pass|audit_log)\b/,
-  /^\s*SELECT\b(?:(?!\bFROM\b)[\s\S])*\bFROM\s+(?:operators|operator_tokens|operator_sessions|bot_pauses|bot_last_pass|audit_log)\b/,
+  /^\s*(?:INSERT INTO|UPDATE|DELETE FROM)\s+(?:operators|operator_tokens|operator_sessions|operator_identities|bot_pauses|bot_last_pass|audit_log)\b/,
+  /^\s*SELECT\b(?:(?!\bFROM\b)[\s\S])*\bFROM\s+(?:operators|operator_tokens|operator_sessions|operator_identities|bot_pauses|bot_last_pass|audit_log)\b/,
   // The store's generation (migration 0017) is the whole store's, read and raised at start-up.
   /\bFROM store_generation\b(?:(?!\bJOIN\b)[\s\S])*$|^UPDATE store_generation SET\b/,
 ];

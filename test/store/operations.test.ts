@@ -48,10 +48,10 @@ for (const backend of await availableBackends()) {
   describe(`store operations [${backend.name}]`, { timeout: 60_000 }, () => {
     test("operators: unique e-mail, disable ends sessions and tokens, a new password ends sessions", () => withStore(backend, async (store) => {
       const created = await store.createOperator({ operatorId: "op_1", email: "a@example.com", role: "viewer", passwordHash: "h1", now: at(0) });
-      assert.deepEqual(created, { operatorId: "op_1", email: "a@example.com", role: "viewer", disabled: false, createdAt: at(0) });
+      assert.deepEqual(created, { operatorId: "op_1", email: "a@example.com", role: "viewer", disabled: false, createdAt: at(0), signInMethod: "password" });
       assert.equal(await store.createOperator({ operatorId: "op_2", email: "a@example.com", role: "admin", passwordHash: "h2", now: at(1) }), undefined);
       await store.addOperatorToken({ operatorId: "op_1", tokenHash: "t1", now: at(1) });
-      await store.addOperatorSession({ operatorId: "op_1", sessionHash: "s1", now: at(1) });
+      await store.addOperatorSession({ operator: { operatorId: "op_1", email: "a@example.com" }, sessionHash: "s1", now: at(1), signIn: { method: "password" } });
       assert.equal((await store.findOperatorByToken("t1"))?.email, "a@example.com");
       assert.equal((await store.findOperatorBySession("s1", at(0)))?.lastSeenAt, at(1));
       assert.equal(await store.findOperatorBySession("s1", at(2)), undefined, "idle since before the cut-off");
@@ -60,7 +60,7 @@ for (const backend of await availableBackends()) {
       assert.ok(await store.setOperatorPassword("a@example.com", "h3"));
       assert.equal(await store.findOperatorBySession("s1", at(0)), undefined);
       assert.equal((await store.findOperatorByEmail("a@example.com"))?.passwordHash, "h3");
-      await store.addOperatorSession({ operatorId: "op_1", sessionHash: "s2", now: at(4) });
+      await store.addOperatorSession({ operator: { operatorId: "op_1", email: "a@example.com" }, sessionHash: "s2", now: at(4), signIn: { method: "password" } });
       assert.equal((await store.disableOperator("a@example.com", at(5)))?.disabled, true);
       assert.equal(await store.findOperatorByToken("t1"), undefined);
       assert.equal(await store.findOperatorBySession("s2", at(0)), undefined);

@@ -28,7 +28,7 @@ function requiredRole(flags: Flags): string {
 }
 
 /** What may be shown of an operator: never a password, hash or token. */
-const shown = ({ operatorId, email, role, disabled, createdAt }: Operator) => ({ operatorId, email, role, disabled, createdAt });
+const shown = ({ operatorId, email, role, disabled, createdAt, signInMethod }: Operator) => ({ operatorId, email, role, disabled, createdAt, signInMethod });
 
 export const operatorsCreate: Command = {
   name: "operators create",
@@ -49,7 +49,7 @@ export const operatorsCreate: Command = {
 export const operatorsList: Command = {
   name: "operators list",
   usage: "operators list [--json]",
-  summary: "list the operators (never a password or token)",
+  summary: "list the operators and how each signs in, password or oidc (never a password or token)",
   options: {},
   async run({ store }) {
     return (await store.listOperators()).map(shown);
@@ -57,7 +57,7 @@ export const operatorsList: Command = {
   human: (result) => {
     const operators = result as Operator[];
     if (operators.length === 0) return "No operators.";
-    return operators.map((o) => `${o.operatorId}  ${o.email}  ${o.role}  ${o.disabled ? "disabled" : "active"}  created ${o.createdAt}`).join("\n");
+    return operators.map((o) => `${o.operatorId}  ${o.email}  ${o.role}  ${o.disabled ? "disabled" : "active"}  signs in with ${o.signInMethod}  created ${o.createdAt}`).join("\n");
   },
 };
 

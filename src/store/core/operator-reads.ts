@@ -5,7 +5,7 @@
  */
 import type { DatabasePort, Statement } from "../port.ts";
 import { iso, toOperatorWorkItemView, toWebhookDeliveryRecords, type DeliveryAttemptRow, type WorkItemRow } from "../rows.ts";
-import type { Activity, AuditAction, AuditEntry, CompanyOverview, DeadlineOverview, OperatorReadsStore, OperatorWorkItemsQuery, TimelineEntry } from "../store.ts";
+import type { Activity, AuditAction, AuditEntry, CompanyOverview, DeadlineOverview, OperatorReadsStore, OperatorWorkItemsQuery, SignInDetail, TimelineEntry } from "../store.ts";
 import { countKeyFor, emptyCounts, type WorkItemStatus } from "../../domain/views.ts";
 import { ITEM_COLUMNS, SQL } from "./sql.ts";
 import { OPERATOR_READS_SQL } from "./sql-operator-reads.ts";
@@ -236,6 +236,14 @@ interface AuditRow {
   work_type: string | null;
   delivery_id: Id | null;
   reason: string;
+  sign_in_method: SignInDetail["method"] | null;
+  sign_in_issuer: string | null;
+  sign_in_subject: string | null;
+}
+
+function signInOf(row: AuditRow): SignInDetail | null {
+  if (row.sign_in_method === "oidc") return { method: "oidc", issuer: row.sign_in_issuer ?? "", subject: row.sign_in_subject ?? "" };
+  return row.sign_in_method === "password" ? { method: "password" } : null;
 }
 
 const numberOrNull = (value: Id | null) => (value === null ? null : Number(value));
@@ -255,6 +263,7 @@ const toAuditEntry = (row: AuditRow): AuditEntry => ({
     deliveryId: numberOrNull(row.delivery_id),
   },
   reason: row.reason,
+  signIn: signInOf(row),
 });
 
 const ITEM_FILTERS = [

@@ -3,9 +3,9 @@
  * stored only as hashes (src/operators/ makes and checks them). Disabling an operator ends its
  * sessions and tokens in the same transaction.
  */
-import type { DatabasePort } from "../port.ts";
+import type { DatabasePort, Queryable } from "../port.ts";
 import { iso } from "../rows.ts";
-import type { Operator, OperatorRole, Store } from "../store.ts";
+import type { Operator, OperatorRole, SignInDetail, SignInMethod, Store } from "../store.ts";
 import { OPERATOR_SQL } from "./sql-operators.ts";
 
 type OperatorPart = Pick<
@@ -21,6 +21,7 @@ type OperatorPart = Pick<
   | "findOperatorBySession"
   | "touchOperatorSession"
   | "deleteOperatorSession"
+  | "signInWithIdentity"
 >;
 
 export interface OperatorRow {
@@ -29,6 +30,7 @@ export interface OperatorRow {
   role: OperatorRole;
   created_at: string | Date;
   disabled_at: string | Date | null;
+  sign_in_method: SignInMethod;
 }
 
 export const toOperator = (row: OperatorRow): Operator => ({
@@ -37,7 +39,15 @@ export const toOperator = (row: OperatorRow): Operator => ({
   role: row.role,
   disabled: row.disabled_at !== null,
   createdAt: iso(row.created_at),
+  signInMethod: row.sign_in_method,
 });
+
+/** A session and its `operator.signin` audit entry, in the caller's transaction. */
+async function openSession(tx: Queryable, operator: Pick<Operator, "operatorId" | "email">, sessionHash: string, now: string, signIn: SignInDetail): Promise<void> {
+  await tx.run(OPERATOR_SQL.insertOperatorSession, [sessionHash, operator.operatorId, now]);
+  const provider = signIn.method === "oidc" ? [signIn.issuer, signIn.subject] : [null, null];
+  await tx.run(OPERATOR_SQL.insertSignInAudit, [now, operator.operatorId, operator.email, signIn.method, ...provider]);
+}
 
 export function operatorsStore(db: DatabasePort): OperatorPart {
   return {
@@ -83,8 +93,27 @@ export function operatorsStore(db: DatabasePort): OperatorPart {
       return row && toOperator(row);
     },
 
-    async addOperatorSession({ operatorId, sessionHash, now }) {
-      await db.run(OPERATOR_SQL.insertOperatorSession, [sessionHash, operatorId, now]);
+    addOperatorSession({ operator, sessionHash, now, signIn }) {
+      return db.transaction((tx) => openSession(tx, operator, sessionHash, now, signIn));
+    },
+
+    signInWithIdentity({ identity, newOperatorId, sessionHash, now }) {
+      const { issuer, subject } = identity;
+      return db.transaction(async (tx) => {
+        let row = await tx.one<OperatorRow>(OPERATOR_SQL.findOperatorByIdentity, [issuer, subject]);
+        let created = false;
+        if (!row) {
+          row = await tx.one<OperatorRow>(OPERATOR_SQL.insertProviderOperator, [newOperatorId, identity.email, identity.role, now]);
+          if (!row) return { kind: "emailTaken" } as const;
+          await tx.run(OPERATOR_SQL.insertIdentity, [issuer, subject, row.operator_id, now]);
+          created = true;
+        }
+        if (row.disabled_at !== null) return { kind: "disabled", operator: toOperator(row) } as const;
+        if (row.role !== identity.role) row = (await tx.one<OperatorRow>(OPERATOR_SQL.setOperatorRole, [row.operator_id, identity.role]))!;
+        const operator = toOperator(row);
+        await openSession(tx, operator, sessionHash, now, { method: "oidc", issuer, subject });
+        return { kind: "signedIn", operator, created } as const;
+      });
     },
 
     async findOperatorBySession(sessionHash, idleSince) {

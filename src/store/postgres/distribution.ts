@@ -40,6 +40,7 @@ export const TABLE_PLACEMENTS: readonly TablePlacement[] = [
   { table: "operators", role: "reference" },
   { table: "operator_tokens", role: "reference" },
   { table: "operator_sessions", role: "reference" },
+  { table: "operator_identities", role: "reference" },
   // The operators' log: many of its actions name no company (see docs/scaling.md §3).
   { table: "audit_log", role: "reference" },
   // Tenant data.

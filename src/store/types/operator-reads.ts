@@ -4,6 +4,7 @@
  * core/sql-operator-reads.ts.
  */
 import type { WorkBatchCounts, WorkItemStatus, WorkItemView } from "../../domain/views.ts";
+import type { SignInDetail } from "./operators.ts";
 import type { ListWebhookDeliveriesQuery, WebhookDeliveryRecord } from "./webhooks.ts";
 
 export interface CompanyOverview {
@@ -103,10 +104,12 @@ export interface AuditEntry {
   action: AuditAction;
   target: { companyId: number | null; workItemId: number | null; workType: string | null; deliveryId: number | null };
   reason: string;
+  /** How an `operator.signin` happened (SPEC §19); null on every other action. */
+  signIn: SignInDetail | null;
 }
 
 /** One noun per thing acted on: a work item, the bot, a webhook delivery. */
-export const AUDIT_ACTIONS = ["workitem.retry", "workitem.cancel", "bot.pause", "bot.resume", "delivery.redeliver", "delivery.stop"] as const;
+export const AUDIT_ACTIONS = ["workitem.retry", "workitem.cancel", "bot.pause", "bot.resume", "delivery.redeliver", "delivery.stop", "operator.signin"] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 /** What operators read, across companies (SPEC §12.2). */

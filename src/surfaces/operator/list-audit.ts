@@ -34,7 +34,15 @@ export const AuditEntry = Type.Object(
       },
       { description: "what the action was on; fields that do not apply are null" },
     ),
-    reason: Type.String(),
+    reason: Type.String({ description: "why, as the operator gave it; empty for a sign-in" }),
+    signIn: Type.Union(
+      [
+        Type.Object({ method: Type.Literal("password") }),
+        Type.Object({ method: Type.Literal("oidc"), issuer: Type.String(), subject: Type.String({ description: "the operator's id at the identity provider" }) }),
+        Type.Null(),
+      ],
+      { description: "how an operator.signin happened; null on every other action" },
+    ),
   },
   { title: "AuditEntry", description: "one operator action" },
 );
@@ -54,6 +62,7 @@ export const AuditPage = Type.Object(
             action: "workitem.retry",
             target: { companyId: 42, workItemId: 4711, workType: null, deliveryId: null },
             reason: "authority outage on 23 Nov, resubmitting",
+            signIn: null,
           },
         ],
         nextCursor: null,
