@@ -20,7 +20,12 @@ export async function installRequestSpans(app: FastifyInstance): Promise<void> {
     instrumentHooks: false,
     instrumentHandler: false,
     ignorePaths: (route: { url: string }) => UNTRACED_ROUTES.has(route.url),
-    requestHook: (span: Span, request: FastifyRequest) => span.updateName(`${request.method} ${request.routeOptions.url ?? "unmatched"}`),
+    requestHook: (span: Span, request: FastifyRequest) => {
+      span.updateName(`${request.method} ${request.routeOptions.url ?? "unmatched"}`);
+      // The instrumentation records the whole URL as url.path; the query is no part of a path (and stays out of traces).
+      const query = request.url.indexOf("?");
+      if (query >= 0) span.setAttribute("url.path", request.url.slice(0, query));
+    },
   });
   await app.register(instrumentation.plugin());
   app.addHook("preHandler", (request, _reply, done) => {
