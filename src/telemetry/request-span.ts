@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 const UNTRACED_ROUTES = new Set(["/healthz", "/readyz", "/metrics"]);
 
 /** The attribute that names the tenant on a request's span. */
-export const COMPANY_ATTRIBUTE = "work_item_api.company_id";
+const COMPANY_ATTRIBUTE = "work_item_api.company_id";
 
 /** Registers the request spans; before any route, so that every route is covered. */
 export async function installRequestSpans(app: FastifyInstance): Promise<void> {

@@ -7,13 +7,6 @@ import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, ty
 
 const tracer = () => trace.getTracer("work-item-api");
 
-/** The `traceparent` of the active span, to keep with an item; undefined while tracing is off. */
-export function activeTraceParent(): string | undefined {
-  const carrier: Record<string, string> = {};
-  propagation.inject(context.active(), carrier);
-  return carrier.traceparent;
-}
-
 /** The context a kept `traceparent` names: spans started in it are of the item's trace. */
 function contextOf(traceParent: string | null | undefined): Context | undefined {
   if (!traceParent) return undefined;

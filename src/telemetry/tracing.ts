@@ -16,15 +16,14 @@ export interface TracingSettings {
 }
 
 export interface Tracing {
-  readonly enabled: boolean;
   /** Exports the spans still buffered and stops; on shutdown. */
   shutdown(): Promise<void>;
 }
 
-const OFF: Tracing = { enabled: false, shutdown: async () => undefined };
+const OFF: Tracing = { shutdown: async () => undefined };
 
 /** The service's name when OTEL_SERVICE_NAME does not give one. */
-export const DEFAULT_SERVICE_NAME = "work-item-api";
+const DEFAULT_SERVICE_NAME = "work-item-api";
 
 export async function startTracing(settings: TracingSettings | undefined): Promise<Tracing> {
   if (settings === undefined) return OFF;
@@ -40,5 +39,5 @@ export async function startTracing(settings: TracingSettings | undefined): Promi
     .merge(resources.detectResources({ detectors: [resources.envDetector, resources.processDetector, resources.hostDetector] }));
   const provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] });
   provider.register();
-  return { enabled: true, shutdown: () => provider.shutdown() };
+  return { shutdown: () => provider.shutdown() };
 }

@@ -40,6 +40,17 @@ export interface CliKey {
   secret: string;
 }
 
+/** A bearer token for the key, from a running server's Authenticate; throws on any other answer. */
+export async function bearerTokenFrom(baseUrl: string, key: { apiKey: string; secret: string }): Promise<string> {
+  const response = await fetch(`${baseUrl}/api/Login/Authenticate`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ apiKey: key.apiKey, secret: key.secret }),
+  });
+  if (response.status !== 200) throw new Error(`login failed: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { bearerToken: string }).bearerToken;
+}
+
 /** `keys create --json` through the real CLI. */
 export const createKeyWithCli = (databaseUrl: string, companyId: number): Promise<CliKey> =>
   launcher.cliJson<CliKey>(["keys", "create", "--company-id", String(companyId)], childEnv({ DATABASE_URL: databaseUrl }));

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { after, test } from "node:test";
 import { availableBackends, POSTGRES_TEST_URL, queryRows, withPostgresAdmin } from "../helpers/backends.ts";
-import { createKeyWithCli, runCli, startServer, stopAll } from "../helpers/processes.ts";
+import { bearerTokenFrom, createKeyWithCli, runCli, startServer, stopAll } from "../helpers/processes.ts";
 import { TEST_JWT_SECRET, validWorkItem } from "../helpers/test-app.ts";
 import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
@@ -42,8 +42,7 @@ test("a pg_dump taken during intake, restored into a new database: every earlier
     const env = { DATABASE_URL: source.databaseUrl, JWT_SECRET: TEST_JWT_SECRET, RATE_LIMIT_TENANT_RPS: "0" };
     const key = await createKeyWithCli(source.databaseUrl, COMPANY);
     const api = await startServer({ ...env, ROLE: "api" });
-    const login = await fetch(`${api.baseUrl}/api/Login/Authenticate`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ apiKey: key.apiKey, secret: key.secret }) });
-    const { bearerToken } = (await login.json()) as { bearerToken: string };
+    const bearerToken = await bearerTokenFrom(api.baseUrl, key);
     const answered: number[] = [];
     let sequence = 0;
     const addOne = async (baseUrl: string) => {

@@ -13,9 +13,10 @@ import { after, test } from "node:test";
 import { startAuthoritySim } from "../../src/authority-sim/server.ts";
 import { availableBackends, queryRows } from "../helpers/backends.ts";
 import { installRelease, previousRelease } from "../helpers/previous-release.ts";
-import { createKeyWithCli, runCli, startServer, stopAll, type ServerProcess } from "../helpers/processes.ts";
+import { bearerTokenFrom, createKeyWithCli, runCli, startServer, stopAll, type ServerProcess } from "../helpers/processes.ts";
 import { TEST_JWT_SECRET, validWorkItem } from "../helpers/test-app.ts";
 import { HANG_TIMEOUT_MS, waitUntil } from "../helpers/waiting.ts";
+import { WEBHOOK_TEST_ENV } from "../helpers/webhook-harness.ts";
 import { startReceiver } from "../helpers/webhook-receiver.ts";
 
 after(() => stopAll());
@@ -36,9 +37,7 @@ test("rolling upgrade on PostgreSQL: the previous release's api and worker besid
       AUTHORITY_URL: sim.url,
       BOT_SCHEDULE: "* * * * * *",
       RATE_LIMIT_TENANT_RPS: "0",
-      WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
-      WEBHOOK_RETRY_BASE_MS: "40",
-      WEBHOOK_RETRY_MAX_MS: "80",
+      ...WEBHOOK_TEST_ENV,
     };
     const previous = { cwd: release.root, launcher: "tsx" as const };
     const oldApi = await startServer({ ...env, ROLE: "api" }, previous);
@@ -47,9 +46,7 @@ test("rolling upgrade on PostgreSQL: the previous release's api and worker besid
 
     const added: number[] = [];
     const adderFor = async (api: ServerProcess) => {
-      const login = await fetch(`${api.baseUrl}/api/Login/Authenticate`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ apiKey: key.apiKey, secret: key.secret }) });
-      assert.equal(login.status, 200);
-      const { bearerToken } = (await login.json()) as { bearerToken: string };
+      const bearerToken = await bearerTokenFrom(api.baseUrl, key);
       return async (count: number) => {
         for (let i = 0; i < count; i++) {
           const response = await fetch(`${api.baseUrl}/api/AuthorityRvdm/AddWorkItemCreate`, {

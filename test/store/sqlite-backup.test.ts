@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { after, test } from "node:test";
 import Database from "better-sqlite3";
 import { availableBackends, sqliteBackend } from "../helpers/backends.ts";
-import { createKeyWithCli, runCli, startServer, stopAll } from "../helpers/processes.ts";
+import { bearerTokenFrom, createKeyWithCli, runCli, startServer, stopAll } from "../helpers/processes.ts";
 import { TEST_JWT_SECRET, validWorkItem } from "../helpers/test-app.ts";
 import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
@@ -24,8 +24,7 @@ test("db backup copies the store while it takes adds: every add answered before 
     const env = { DATABASE_URL: db.databaseUrl, JWT_SECRET: TEST_JWT_SECRET, RATE_LIMIT_TENANT_RPS: "0" };
     const key = await createKeyWithCli(db.databaseUrl, 1801);
     const server = await startServer(env);
-    const login = await fetch(`${server.baseUrl}/api/Login/Authenticate`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ apiKey: key.apiKey, secret: key.secret }) });
-    const { bearerToken } = (await login.json()) as { bearerToken: string };
+    const bearerToken = await bearerTokenFrom(server.baseUrl, key);
     const answered: number[] = [];
     let adding = true;
     let sequence = 0;

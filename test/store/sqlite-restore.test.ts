@@ -17,7 +17,7 @@ import { after, test } from "node:test";
 import Database from "better-sqlite3";
 import { startAuthoritySim } from "../../src/authority-sim/server.ts";
 import { sqliteBackend, queryRows } from "../helpers/backends.ts";
-import { createKeyWithCli, runCli, startServer, stopAll, type Env } from "../helpers/processes.ts";
+import { bearerTokenFrom, createKeyWithCli, runCli, startServer, stopAll, type Env } from "../helpers/processes.ts";
 import { TEST_JWT_SECRET, validWorkItem } from "../helpers/test-app.ts";
 import { HANG_TIMEOUT_MS, waitUntil } from "../helpers/waiting.ts";
 
@@ -27,9 +27,7 @@ const COMPANY = 1901;
 const fingerprint = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
 
 async function signIn(baseUrl: string, key: { apiKey: string; secret: string }): Promise<(reference: string) => Promise<number>> {
-  const login = await fetch(`${baseUrl}/api/Login/Authenticate`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ apiKey: key.apiKey, secret: key.secret }) });
-  assert.equal(login.status, 200, await login.clone().text());
-  const { bearerToken } = (await login.json()) as { bearerToken: string };
+  const bearerToken = await bearerTokenFrom(baseUrl, key);
   return async (reference) => {
     const response = await fetch(`${baseUrl}/api/AuthorityRvdm/AddWorkItemCreate`, {
       method: "POST",

@@ -13,9 +13,10 @@ import { after, describe, test } from "node:test";
 import { startAuthoritySim, type AuthoritySim } from "../../src/authority-sim/server.ts";
 import { availableBackends, queryRows, sqliteBackend, type Backend } from "../helpers/backends.ts";
 import { newTraceParent, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "../helpers/otlp-receiver.ts";
-import { createKeyWithCli, parseLine, startServer, stopAll, type ServerProcess } from "../helpers/processes.ts";
+import { bearerTokenFrom, createKeyWithCli, parseLine, startServer, stopAll, type ServerProcess } from "../helpers/processes.ts";
 import { TEST_JWT_SECRET, validWorkItem } from "../helpers/test-app.ts";
 import { HANG_TIMEOUT_MS, waitUntil } from "../helpers/waiting.ts";
+import { WEBHOOK_TEST_ENV } from "../helpers/webhook-harness.ts";
 import { startReceiver, type Receiver } from "../helpers/webhook-receiver.ts";
 
 after(() => stopAll());
@@ -47,7 +48,7 @@ async function withRig(backend: Backend, roles: "one" | "two", protocol: "http/j
       AUTHORITY_URL: sim.url,
       BOT_SCHEDULE: "* * * * * *",
       RATE_LIMIT_TENANT_RPS: "0",
-      WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+      ...WEBHOOK_TEST_ENV,
       OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
       OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
       OTEL_BSP_SCHEDULE_DELAY: "100",
@@ -56,8 +57,7 @@ async function withRig(backend: Backend, roles: "one" | "two", protocol: "http/j
     const key = await createKeyWithCli(db.databaseUrl, COMPANY);
     const processes = roles === "one" ? [await startServer({ ...env, ROLE: "all" })] : [await startServer({ ...env, ROLE: "api" }), await startServer({ ...env, ROLE: "worker" })];
     const api = processes[0]!;
-    const login = await fetch(`${api.baseUrl}/api/Login/Authenticate`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ apiKey: key.apiKey, secret: key.secret }) });
-    const { bearerToken } = (await login.json()) as { bearerToken: string };
+    const bearerToken = await bearerTokenFrom(api.baseUrl, key);
     const post = async (path: string, payload: unknown, traceparent?: string) => {
       const response = await fetch(`${api.baseUrl}/api/AuthorityRvdm/${path}`, {
         method: "POST",
