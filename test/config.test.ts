@@ -55,6 +55,25 @@ test("AUTHORITY_ABANDON_MS is at least AUTHORITY_TIMEOUT_MS: refused below it wh
   );
 });
 
+test("tracing (SPEC §17): on only with an OTLP endpoint, over HTTP; a bad endpoint, protocol or exporter is refused at start", () => {
+  assert.equal(loadConfig({}).tracing, undefined);
+  assert.deepEqual(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318" }).tracing, { protocol: "http/protobuf" });
+  assert.deepEqual(
+    loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://collector.example/v1/traces", OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf", OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/json" }).tracing,
+    { protocol: "http/json" },
+  );
+  assert.equal(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318", OTEL_SDK_DISABLED: "true" }).tracing, undefined);
+  assert.equal(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318", OTEL_TRACES_EXPORTER: "none" }).tracing, undefined);
+  const refused: Array<[Record<string, string>, RegExp]> = [
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: "127.0.0.1:4318" }, /^OTEL_EXPORTER_OTLP_ENDPOINT: "127\.0\.0\.1:4318" is not an http\(s\) URL/],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4317", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }, /^OTEL_EXPORTER_OTLP_PROTOCOL: .*http\/protobuf .* or http\/json/],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318", OTEL_TRACES_EXPORTER: "zipkin" }, /^OTEL_TRACES_EXPORTER: "zipkin" is not supported; expected otlp or none$/],
+  ];
+  for (const [env, message] of refused) {
+    assert.throws(() => loadConfig(env), (error: unknown) => error instanceof ConfigError && message.test(error.message) && !error.message.includes("\n"), JSON.stringify(env));
+  }
+});
+
 test("values are converted from their text", () => {
   const config = loadConfig({ PORT: "9000", WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", DATABASE_URL: "postgres://u@127.0.0.1/db", ROLE: "worker" });
   assert.equal(config.port, 9000);
