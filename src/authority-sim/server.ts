@@ -142,7 +142,9 @@ export async function startAuthoritySim(settings: AuthoritySimSettings, options:
     stats.readAt = performance.timeOrigin + at;
   };
 
-  const app: FastifyInstance = Fastify({ logger: false, bodyLimit: 1_048_576 });
+  // Closing drops open connections, calls held by the latency included: a stopped simulator is an
+  // authority that went away, and a close must not wait out a keep-alive.
+  const app: FastifyInstance = Fastify({ logger: false, bodyLimit: 1_048_576, forceCloseConnections: true });
 
   /** Latency, outage and injected errors, as every call of the Authority sees them; true when answered. */
   async function disturbed(reply: FastifyReply): Promise<boolean> {

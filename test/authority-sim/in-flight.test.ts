@@ -8,7 +8,9 @@ import { validWorkItem } from "../helpers/test-app.ts";
 import { waitUntil } from "../helpers/waiting.ts";
 
 /** Long enough that every call of a wave has arrived while the first is still held, on a loaded machine too. */
-const LATENCY_MS = 1000;
+const LATENCY_MS = 2000;
+/** How long the calls of a wave may take to arrive: well inside the latency, so none has been answered yet. */
+const ARRIVAL_MS = LATENCY_MS * 0.75;
 
 test("counts submits and status requests in flight together: the most at once, and their sum over time", { timeout: 20_000 }, async () => {
   const sim = await startAuthoritySim({ host: "127.0.0.1", port: 0, latencyMs: 0, errorRate: 0, outage: false, decisionDelayMs: 0 });
@@ -43,7 +45,7 @@ test("counts submits and status requests in flight together: the most at once, a
         ...numbers.map((number) => status(number)),
       ];
       // Every call of the wave is held by the latency: all of them are in flight at once.
-      await waitUntil("every call of the wave in flight", () => sim.stats().inFlight === concurrency, LATENCY_MS / 2, 5);
+      await waitUntil("every call of the wave in flight", () => sim.stats().inFlight === concurrency, ARRIVAL_MS, 5);
       await Promise.all(calls);
     }
 
@@ -79,12 +81,18 @@ test("an idle simulator adds nothing to the sum, and a call held open adds to it
     await sleep(50);
     assert.equal(sim.stats().inFlightMs, idle.inFlightMs);
     const call = fetch(`${sim.url}/v1/registrations/RVDM-A-NOSUCHNUMB`);
-    const arrived = await waitUntil("the call in flight", () => (sim.stats().inFlight === 1 ? sim.stats() : undefined), LATENCY_MS / 2, 5);
+    const arrived = await waitUntil("the call in flight", () => (sim.stats().inFlight === 1 ? sim.stats() : undefined), ARRIVAL_MS, 5);
     await sleep(50);
     const during = sim.stats();
     assert.equal(during.inFlight, 1);
-    assert.ok(during.inFlightMs >= arrived.inFlightMs + 50, "read mid-call, the sum includes the call so far");
-    assert.equal((await call).status, 404);
+    // One call in flight all along: the sum grew by exactly the time between the two reads (a
+    // timer may fire a fraction of a millisecond early, so the sleep itself is no measure).
+    const grew = during.inFlightMs - arrived.inFlightMs;
+    assert.ok(grew >= 40, `read mid-call, the sum includes the call so far (${grew} ms)`);
+    assert.ok(Math.abs(grew - (during.readAt - arrived.readAt)) < 0.01, `${grew} ms against ${during.readAt - arrived.readAt} ms between the reads`);
+    const answer = await call;
+    assert.equal(answer.status, 404);
+    await answer.body?.cancel();
     assert.equal(sim.stats().inFlight, 0);
   } finally {
     await sim.close();
