@@ -10,12 +10,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import type { Page } from "playwright-core";
-import { chromiumAvailable, CHROMIUM_PATH, DESKTOP, fitsViewportWidth, PHONE, seriousAxeViolations, signedInPage, withConsoleScene, withQueueScene } from "../helpers/console-scene.ts";
+import { DESKTOP, fitsViewportWidth, PHONE, seriousAxeViolations, signedInPage, withConsoleScene, withQueueScene, skipWithoutChromium } from "../helpers/console-scene.ts";
 import { QUEUES } from "../helpers/deadline-queue.ts";
 import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
-const skip = chromiumAvailable() ? false : `${CHROMIUM_PATH} is missing: the console's browser test needs Chromium (CI installs it)`;
-if (skip) process.stderr.write(`\n!!!!! ${skip}; SKIPPED !!!!!\n\n`);
+const skip = skipWithoutChromium();
 
 describe("console in Chromium [sqlite]", { timeout: HANG_TIMEOUT_MS, skip }, () => {
   test("sign in, find the failed item, read why, retry it, watch it succeed, see the audit entry; accessible on every page", () =>

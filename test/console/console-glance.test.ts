@@ -10,14 +10,13 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Page } from "playwright-core";
 import type { Overview } from "../../src/operators/overview.ts";
-import { chromiumAvailable, CHROMIUM_PATH, DESKTOP, fitsViewportWidth, PHONE, seriousAxeViolations, signedInPage } from "../helpers/console-scene.ts";
+import { DESKTOP, fitsViewportWidth, PHONE, seriousAxeViolations, signedInPage, skipWithoutChromium } from "../helpers/console-scene.ts";
 import { withMorningScene, type MorningScene } from "../helpers/morning-scene.ts";
 import { createTestOperator } from "../helpers/operators.ts";
 import { bearer } from "../helpers/test-app.ts";
 import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
-const skip = chromiumAvailable() ? false : `${CHROMIUM_PATH} is missing: the console's browser test needs Chromium (CI installs it)`;
-if (skip) process.stderr.write(`\n!!!!! ${skip}; SKIPPED !!!!!\n\n`);
+const skip = skipWithoutChromium();
 
 const AMSTERDAM_CLOCK = new Intl.DateTimeFormat("en-GB", { timeZone: "Europe/Amsterdam", hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
 

@@ -12,6 +12,7 @@ import { describe, test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
 import { createOperatorAccount } from "../../src/operators/accounts.ts";
 import { ConsoleClient, setCookies } from "../helpers/console-session.ts";
+import { skipWithoutChromium } from "../helpers/console-scene.ts";
 import { providerAnswer, ROLE_VALUES, withOidcScene, type OidcScene } from "../helpers/oidc-scene.ts";
 import { freePort } from "../helpers/processes.ts";
 import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
@@ -30,7 +31,9 @@ const callback = (scene: OidcScene, answer: { callbackPath: string; flowCookie: 
 
 const signIns = async (scene: OidcScene) => (await scene.t.store.listAudit({ limit: 50 })).filter((entry) => entry.action === "operator.signin").length;
 
-describe("console sign-in with an identity provider: what must not sign anyone in", { timeout: HANG_TIMEOUT_MS }, () => {
+const skip = skipWithoutChromium();
+
+describe("console sign-in with an identity provider: what must not sign anyone in", { timeout: HANG_TIMEOUT_MS, skip }, () => {
   test("a wrong state, a missing flow, a replayed code, another audience, an expired or forged token, another issuer", () =>
     withOidcScene({}, async (scene) => {
       scene.provider.accounts.set("ann-7f3a", { email: "ann@example.com", roles: [ROLE_VALUES.admin] });

@@ -11,12 +11,11 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import type { Page } from "playwright-core";
 import { createOperatorAccount } from "../../src/operators/accounts.ts";
-import { chromiumAvailable, CHROMIUM_PATH, fitsViewportWidth, PHONE, seriousAxeViolations } from "../helpers/console-scene.ts";
+import { fitsViewportWidth, PHONE, seriousAxeViolations, skipWithoutChromium } from "../helpers/console-scene.ts";
 import { PROVIDER_NAME, ROLE_VALUES, signInWithProvider, withOidcScene } from "../helpers/oidc-scene.ts";
 import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
-const skip = chromiumAvailable() ? false : `${CHROMIUM_PATH} is missing: the console's browser test needs Chromium (CI installs it)`;
-if (skip) process.stderr.write(`\n!!!!! ${skip}; SKIPPED !!!!!\n\n`);
+const skip = skipWithoutChromium();
 
 const shots = mkdtempSync(join(tmpdir(), "console-oidc-shots-"));
 

@@ -18,6 +18,14 @@ import { bearer, createTestApp, validWorkItem } from "./test-app.ts";
 
 export const CHROMIUM_PATH = "/usr/bin/chromium";
 export const chromiumAvailable = (): boolean => existsSync(CHROMIUM_PATH);
+
+/** A browser suite's `skip`: false with Chromium, else the reason, said loudly once on stderr. */
+export function skipWithoutChromium(): string | false {
+  if (chromiumAvailable()) return false;
+  const reason = `${CHROMIUM_PATH} is missing: the console's browser test needs Chromium (CI installs it)`;
+  process.stderr.write(`\n!!!!! ${reason}; SKIPPED !!!!!\n\n`);
+  return reason;
+}
 export const DESKTOP = { width: 1280, height: 800 } as const;
 export const PHONE = { width: 390, height: 844 } as const;
 
