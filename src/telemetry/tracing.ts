@@ -10,6 +10,9 @@
  * _TIMEOUT, OTEL_BSP_*, OTEL_PROPAGATORS); config.ts checks the ones that decide whether and how.
  */
 
+import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-node";
+import { OtlpSpanEncoder } from "./otlp-encoding.ts";
+
 /** How traces are exported when tracing is on (config.ts decides from the OTEL_* variables). */
 export interface TracingSettings {
   protocol: "http/protobuf" | "http/json";
@@ -27,17 +30,42 @@ const DEFAULT_SERVICE_NAME = "work-item-api";
 
 export async function startTracing(settings: TracingSettings | undefined): Promise<Tracing> {
   if (settings === undefined) return OFF;
-  const [{ NodeTracerProvider, BatchSpanProcessor }, resources, exporterModule] = await Promise.all([
+  const [{ NodeTracerProvider, BatchSpanProcessor }, resources, exporter] = await Promise.all([
     import("@opentelemetry/sdk-trace-node"),
     import("@opentelemetry/resources"),
-    settings.protocol === "http/json" ? import("@opentelemetry/exporter-trace-otlp-http") : import("@opentelemetry/exporter-trace-otlp-proto"),
+    settings.protocol === "http/json" ? jsonExporter() : protobufExporter(),
   ]);
-  // The exporter reads its endpoint, headers and timeout from the OTEL_EXPORTER_OTLP_* variables.
-  const exporter = new exporterModule.OTLPTraceExporter();
   const resource = resources
     .resourceFromAttributes({ "service.name": DEFAULT_SERVICE_NAME })
     .merge(resources.detectResources({ detectors: [resources.envDetector, resources.processDetector, resources.hostDetector] }));
   const provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] });
   provider.register();
   return { shutdown: () => provider.shutdown() };
+}
+
+// Both exporters read their endpoint, headers and timeout from the OTEL_EXPORTER_OTLP_* variables.
+
+async function jsonExporter(): Promise<SpanExporter> {
+  const { OTLPTraceExporter } = await import("@opentelemetry/exporter-trace-otlp-http");
+  return new OTLPTraceExporter();
+}
+
+/**
+ * The SDK's OTLP/HTTP exporter (transport, retries, headers, timeout, its own metrics) with the
+ * protobuf encoder of otlp-encoding.ts in place of the stock serializer, which cost a third of a
+ * traced request.
+ */
+async function protobufExporter(): Promise<SpanExporter> {
+  const [{ OTLPExporterBase }, { createOtlpHttpExportDelegate, convertLegacyHttpOptions }, { ProtobufTraceSerializer, TraceExporterMetricsHelper }] = await Promise.all([
+    import("@opentelemetry/otlp-exporter-base"),
+    import("@opentelemetry/otlp-exporter-base/node-http"),
+    import("@opentelemetry/otlp-transformer"),
+  ]);
+  const encoder = new OtlpSpanEncoder();
+  const serializer = {
+    serializeRequest: (spans: ReadableSpan[]) => encoder.encode(spans),
+    deserializeResponse: (data: Uint8Array) => ProtobufTraceSerializer.deserializeResponse(data),
+  };
+  const options = convertLegacyHttpOptions({}, "TRACES", "v1/traces", { "Content-Type": "application/x-protobuf" });
+  return new OTLPExporterBase(createOtlpHttpExportDelegate(options, serializer, "otlp_http_span_exporter", TraceExporterMetricsHelper, undefined));
 }
