@@ -5,9 +5,12 @@
  * exported over OTLP/HTTP, in the protocol configured. When it is off, nothing of the SDK is
  * loaded, and those same calls are the API's no-ops.
  *
+ * Propagation is W3C Trace Context (with baggage), the provider's default; the tracer provider
+ * does not read OTEL_PROPAGATORS, which only the all-in-one SDK package does.
+ *
  * The SDK reads the standard variables it defines itself (OTEL_SERVICE_NAME,
  * OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER and _ARG, OTEL_EXPORTER_OTLP_*_HEADERS and
- * _TIMEOUT, OTEL_BSP_*, OTEL_PROPAGATORS); config.ts checks the ones that decide whether and how.
+ * _TIMEOUT, OTEL_BSP_*); config.ts checks the ones that decide whether and how.
  */
 
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-node";
