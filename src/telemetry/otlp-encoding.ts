@@ -2,9 +2,10 @@
  * The OTLP protobuf encoding of finished spans, as the exporter sends them (SPEC §17). It writes
  * the bytes `@opentelemetry/otlp-transformer`'s ProtobufTraceSerializer writes, byte for byte
  * (test/telemetry/otlp-encoding.test.ts holds it to that), at about a third of its cost: one pass
- * instead of a size estimate and a write, strings and ids written by Node's native UTF-8 and hex
- * coders instead of a loop over their characters. With every request traced, that serializer was
- * the largest part of a span's cost; docs/performance.md has the figures.
+ * instead of a size estimate and then a write; short ASCII strings copied as they are checked,
+ * longer ones by Buffer's UTF-8 coder; a span's lengths fixed up as its fields close. With every
+ * request traced, that serializer was the largest part of a span's cost; docs/performance.md has
+ * the figures.
  *
  * Field numbers are those of opentelemetry/proto/trace/v1/trace.proto and common/v1/common.proto.
  */
@@ -171,16 +172,16 @@ class ProtobufBuffer {
         return;
       }
     }
-    this.pos += this.bytes.utf8Write(value, this.pos);
+    this.pos += this.bytes.write(value, this.pos, "utf8");
     this.close(start);
   }
 
   /** Bytes given as hexadecimal, as trace and span ids are. */
   hex(field: number, value: string): void {
     this.tag(field, WIRE_LENGTH);
-    this.ensure(value.length / 2 + 5);
     const length = value.length >>> 1;
-    this.bytes[this.pos++] = length;
+    this.varint32(length);
+    this.ensure(length);
     const bytes = this.bytes;
     let at = this.pos;
     for (let i = 0; i < value.length; i += 2) bytes[at++] = (HEX_DIGIT[value.charCodeAt(i)]! << 4) | HEX_DIGIT[value.charCodeAt(i + 1)]!;
@@ -193,14 +194,6 @@ class ProtobufBuffer {
     this.ensure(value.length);
     this.bytes.set(value, this.pos);
     this.pos += value.length;
-  }
-}
-
-/** Node's Buffer has these native coders; @types/node does not declare them. */
-declare module "node:buffer" {
-  interface Buffer {
-    utf8Write(value: string, offset: number): number;
-    hexWrite(value: string, offset: number): number;
   }
 }
 
