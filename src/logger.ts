@@ -1,7 +1,6 @@
 /** The pino logger. Credentials never reach a log line, even by accident in a logged object. */
 import pino from "pino";
 import type { Config } from "./config.ts";
-import { activeSpanIds } from "./telemetry/spans.ts";
 
 export const REDACTED_PATHS = [
   "req.headers.authorization",
@@ -28,13 +27,11 @@ export const REDACTED_PATHS = [
   "*.codeVerifier",
 ];
 
-export function createLogger(config: Pick<Config, "logLevel"> & Partial<Pick<Config, "tracing">>, destination?: pino.DestinationStream) {
+export function createLogger(config: Pick<Config, "logLevel">, destination?: pino.DestinationStream) {
   return pino(
     {
       level: config.logLevel,
       redact: { paths: REDACTED_PATHS, censor: "[redacted]" },
-      // Lines written inside a span name it (SPEC §17); with tracing off nothing is asked per line.
-      ...(config.tracing ? { mixin: activeSpanIds } : {}),
     },
     destination,
   );

@@ -12,6 +12,7 @@
  *   retrying is a property of the error.
  * - the wire protocol, what the `http` adapter sends and the simulator serves.
  */
+import type { Span } from "@opentelemetry/api";
 import type { RetryableError } from "../lib/backoff.ts";
 
 /**
@@ -59,17 +60,21 @@ export interface AuthorityFollowUp {
   applicationNumber: string;
 }
 
-/** One way of reaching an Authority; a new work type's Authority means one new adapter in src/bot/. */
+/**
+ * One way of reaching an Authority; a new work type's Authority means one new adapter in src/bot/.
+ * Each call may be given its span (SPEC §17): an adapter that can sends it on (the `http` one as
+ * `traceparent`) and describes the exchange on it.
+ */
 export interface AuthorityAdapter {
   readonly name: string;
   /** Files one item. Throws `AuthorityUnavailableError` (retryable) or `AuthorityProtocolError` (not). */
-  submit(submission: AuthoritySubmission): Promise<SubmitAnswer>;
+  submit(submission: AuthoritySubmission, span?: Span): Promise<SubmitAnswer>;
   /** Asks for the decision on a filed item. Throws as `submit` does. */
-  status(applicationNumber: string): Promise<StatusAnswer>;
+  status(applicationNumber: string, span?: Span): Promise<StatusAnswer>;
   /** Changes declaration fields of a filed application. Throws as `submit` does. */
-  change(followUp: AuthorityFollowUp & { changes: Record<string, unknown> }): Promise<FollowUpAnswer>;
+  change(followUp: AuthorityFollowUp & { changes: Record<string, unknown> }, span?: Span): Promise<FollowUpAnswer>;
   /** Withdraws a filed application. Throws as `submit` does. */
-  withdraw(followUp: AuthorityFollowUp & { reason: string }): Promise<FollowUpAnswer>;
+  withdraw(followUp: AuthorityFollowUp & { reason: string }, span?: Span): Promise<FollowUpAnswer>;
   close(): Promise<void>;
 }
 

@@ -69,7 +69,7 @@ async function submitItem(pass: Pass, item: DueItem): Promise<StepResult> {
   const started = clock();
   let outcome: ItemOutcome;
   try {
-    const answer = await callAboutItem(pass, "submit", item, (adapter) => adapter.submit({ idempotencyKey: idempotencyKeyOf(item), workType: item.workType, request: item.request }));
+    const answer = await callAboutItem(pass, "submit", item, (adapter, span) => adapter.submit({ idempotencyKey: idempotencyKeyOf(item), workType: item.workType, request: item.request }, span));
     if (answer === BREAKER_OPEN) return giveBack(pass, item);
     const at = clock().toISOString();
     outcome =

@@ -9,15 +9,16 @@ import type { DueItem, ItemOutcome } from "../store/store.ts";
 import { idempotencyKeyOf, type AuthorityAdapter, type AuthorityFollowUp, type FollowUpAnswer } from "../authority/protocol.ts";
 import { itemError, originalClosed } from "../domain/item-errors.ts";
 import { FOLLOW_UP_RULES, type FollowUpKind } from "../domain/work-item-kinds.ts";
+import type { Span } from "../telemetry/spans.ts";
 import { BREAKER_OPEN } from "./authority-gate.ts";
 import { callAboutItem } from "./item-call.ts";
 import { attemptsAfter, failedFiling, finished, giveBack, record, type StepResult } from "./outcomes.ts";
 import type { Pass } from "./pass-state.ts";
 
 /** How each kind of follow-up is filed: the call it makes against its original's application. */
-const FILED_AS: Record<FollowUpKind, (adapter: AuthorityAdapter, followUp: AuthorityFollowUp, request: DueItem["request"]) => Promise<FollowUpAnswer>> = {
-  change: (adapter, followUp, request) => adapter.change({ ...followUp, changes: (request.changes ?? {}) as Record<string, unknown> }),
-  withdraw: (adapter, followUp, request) => adapter.withdraw({ ...followUp, reason: String(request.reason ?? "") }),
+const FILED_AS: Record<FollowUpKind, (adapter: AuthorityAdapter, followUp: AuthorityFollowUp, request: DueItem["request"], span: Span) => Promise<FollowUpAnswer>> = {
+  change: (adapter, followUp, request, span) => adapter.change({ ...followUp, changes: (request.changes ?? {}) as Record<string, unknown> }, span),
+  withdraw: (adapter, followUp, request, span) => adapter.withdraw({ ...followUp, reason: String(request.reason ?? "") }, span),
 };
 
 /** Why a change or withdrawal fails without a call, if it does (SPEC §15). */
@@ -42,7 +43,7 @@ export async function fileFollowUp(pass: Pass, item: DueItem, kind: FollowUpKind
   if (!outcome) {
     const followUp = { idempotencyKey: idempotencyKeyOf(item), applicationNumber: item.original!.applicationNumber! };
     try {
-      const answer = await callAboutItem(pass, kind, item, (adapter) => FILED_AS[kind](adapter, followUp, item.request));
+      const answer = await callAboutItem(pass, kind, item, (adapter, span) => FILED_AS[kind](adapter, followUp, item.request, span));
       if (answer === BREAKER_OPEN) return giveBack(pass, item);
       outcome =
         answer.kind === "accepted"

@@ -9,7 +9,7 @@
  */
 import { Agent, request } from "undici";
 import { hardTimeout } from "../lib/hard-timeout.ts";
-import { describeHttpCall, injectTraceParent } from "../telemetry/spans.ts";
+import { describeHttpCall, injectTraceParent, type Span } from "../telemetry/spans.ts";
 import {
   AuthorityMisconfiguredError,
   AuthorityProtocolError,
@@ -58,12 +58,12 @@ export function createHttpAuthorityAdapter(options: HttpAuthorityOptions): Autho
    * Authority answers or `abandonMs` has passed: closing the connection would not stop the
    * Authority's work, only hide it from the capacity limit (SPEC §20).
    */
-  async function call(target: string, init: { method: "GET" | "POST"; headers?: Record<string, string>; body?: string }): Promise<{ status: number; body: Body }> {
+  async function call(target: string, init: { method: "GET" | "POST"; headers?: Record<string, string>; body?: string }, span: Span | undefined): Promise<{ status: number; body: Body }> {
     const abandon = hardTimeout(abandonMs);
     const exchange = (async () => {
       // The call's span (the bot's, in the item's trace) goes with it as `traceparent` (SPEC §17).
-      const response = await request(target, { ...init, headers: injectTraceParent({ ...init.headers }), dispatcher: agent, signal: abandon.signal });
-      describeHttpCall(init.method, target, response.statusCode);
+      const response = await request(target, { ...init, headers: injectTraceParent({ ...init.headers }, span), dispatcher: agent, signal: abandon.signal });
+      describeHttpCall(span, init.method, target, response.statusCode);
       return { status: response.statusCode, text: await response.body.text() };
     })();
     const connectionEnded = exchange.then(
@@ -90,13 +90,17 @@ export function createHttpAuthorityAdapter(options: HttpAuthorityOptions): Autho
   return {
     name: HTTP_AUTHORITY_NAME,
 
-    async submit(submission: AuthoritySubmission): Promise<SubmitAnswer> {
+    async submit(submission: AuthoritySubmission, span?: Span): Promise<SubmitAnswer> {
       const payload: RegistrationRequest = { workType: submission.workType, request: submission.request };
-      const { status, body } = await call(url, {
-        method: "POST",
-        headers: { "content-type": "application/json", [IDEMPOTENCY_KEY_HEADER]: submission.idempotencyKey },
-        body: JSON.stringify(payload),
-      });
+      const { status, body } = await call(
+        url,
+        {
+          method: "POST",
+          headers: { "content-type": "application/json", [IDEMPOTENCY_KEY_HEADER]: submission.idempotencyKey },
+          body: JSON.stringify(payload),
+        },
+        span,
+      );
       if (status === 200 || status === 201 || status === 202) {
         if (typeof body?.applicationNumber === "string" && body.applicationNumber.length > 0) return { kind: "accepted", applicationNumber: body.applicationNumber };
         throw new AuthorityUnavailableError(`the Authority answered ${status} without an application number`);
@@ -106,8 +110,8 @@ export function createHttpAuthorityAdapter(options: HttpAuthorityOptions): Autho
       throw refused(status, body);
     },
 
-    async status(applicationNumber: string): Promise<StatusAnswer> {
-      const { status, body } = await call(`${url}/${encodeURIComponent(applicationNumber)}`, { method: "GET" });
+    async status(applicationNumber: string, span?: Span): Promise<StatusAnswer> {
+      const { status, body } = await call(`${url}/${encodeURIComponent(applicationNumber)}`, { method: "GET" }, span);
       if (status === 404) return { kind: "unknown" };
       if (MISCONFIGURED_STATUSES.has(status)) throw misconfigured(status, body, "status");
       if (status !== 200) throw refused(status, body);
@@ -129,20 +133,24 @@ export function createHttpAuthorityAdapter(options: HttpAuthorityOptions): Autho
       }
     },
 
-    change: ({ idempotencyKey, applicationNumber, changes }) => fileFollowUp(`${url}/${encodeURIComponent(applicationNumber)}${CHANGES_SUFFIX}`, idempotencyKey, { changes }),
-    withdraw: ({ idempotencyKey, applicationNumber, reason }) => fileFollowUp(`${url}/${encodeURIComponent(applicationNumber)}${WITHDRAWAL_SUFFIX}`, idempotencyKey, { reason }),
+    change: ({ idempotencyKey, applicationNumber, changes }, span) => fileFollowUp(`${url}/${encodeURIComponent(applicationNumber)}${CHANGES_SUFFIX}`, idempotencyKey, { changes }, span),
+    withdraw: ({ idempotencyKey, applicationNumber, reason }, span) => fileFollowUp(`${url}/${encodeURIComponent(applicationNumber)}${WITHDRAWAL_SUFFIX}`, idempotencyKey, { reason }, span),
 
     // Destroyed, not closed: a call that timed out may still wait on its connection, for up to abandonMs.
     close: () => agent.destroy(),
   };
 
   /** A change or withdrawal: accepted, or rejected for good (an unknown application included). */
-  async function fileFollowUp(target: string, idempotencyKey: string, payload: Record<string, unknown>): Promise<FollowUpAnswer> {
-    const { status, body } = await call(target, {
-      method: "POST",
-      headers: { "content-type": "application/json", [IDEMPOTENCY_KEY_HEADER]: idempotencyKey },
-      body: JSON.stringify(payload),
-    });
+  async function fileFollowUp(target: string, idempotencyKey: string, payload: Record<string, unknown>, span: Span | undefined): Promise<FollowUpAnswer> {
+    const { status, body } = await call(
+      target,
+      {
+        method: "POST",
+        headers: { "content-type": "application/json", [IDEMPOTENCY_KEY_HEADER]: idempotencyKey },
+        body: JSON.stringify(payload),
+      },
+      span,
+    );
     if (status === 200 || status === 201 || status === 202) return { kind: "accepted" };
     if (status === 422) return rejected(body);
     // A 404 names the application, as for status; the other refusals are ours to put right.

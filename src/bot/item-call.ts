@@ -1,10 +1,10 @@
 /**
  * One authority call about one item, through the gate (capacity, breaker), as a client span of
  * the item's trace (SPEC §17): the span's parent is the item's intake, it links to the pass that
- * made the call, and the http adapter sends it on as `traceparent`.
+ * made the call, and `work` hands it to the adapter, which sends it on as `traceparent`.
  */
 import type { AuthorityAdapter } from "../authority/protocol.ts";
-import { inSpan, SpanKind } from "../telemetry/spans.ts";
+import { inSpan, SpanKind, type Span } from "../telemetry/spans.ts";
 import { BREAKER_OPEN } from "./authority-gate.ts";
 import type { Pass } from "./pass-state.ts";
 
@@ -14,12 +14,12 @@ export function callAboutItem<T>(
   pass: Pass,
   call: ItemCall,
   item: { companyId: number; workItemId: number; traceParent: string | null },
-  work: (adapter: AuthorityAdapter) => Promise<T>,
+  work: (adapter: AuthorityAdapter, span: Span) => Promise<T>,
 ): Promise<T | typeof BREAKER_OPEN> {
   const attributes = { "work_item_api.company_id": item.companyId, "work_item_api.work_item_id": item.workItemId, "work_item_api.authority_call": call };
-  return inSpan(`authority ${call}`, { kind: SpanKind.CLIENT, traceParent: item.traceParent, attributes }, async (span) => {
+  return inSpan(`authority ${call}`, { kind: SpanKind.CLIENT, traceParent: item.traceParent, madeBy: pass.span, attributes }, async (span) => {
     // A status request and a filing take capacity alike; only status requests are counted apart.
-    const answer = await pass.deps.gate.call(call === "status" ? "status" : "submit", work, pass.deps.signal);
+    const answer = await pass.deps.gate.call(call === "status" ? "status" : "submit", (adapter) => work(adapter, span), pass.deps.signal);
     if (answer === BREAKER_OPEN) span.setAttribute("work_item_api.breaker_open", true);
     return answer;
   });

@@ -6,6 +6,7 @@
 import type { Config } from "../config.ts";
 import type { Wakeup } from "../lib/concurrency.ts";
 import type { ItemOutcome, Store } from "../store/store.ts";
+import type { Span } from "../telemetry/spans.ts";
 import type { AuthorityGate } from "./authority-gate.ts";
 
 /** What `bot run-once` prints. */
@@ -68,6 +69,8 @@ export interface BotDeps {
 export interface Pass {
   deps: BotDeps;
   clock: () => Date;
+  /** The pass's span: each authority call's span links to it (SPEC §17). */
+  span: Span;
   /** Filing work due by then is this pass's; what becomes due later waits for the next (or a refresh). */
   dueBefore: string;
   /** When to take up new batches again (deps.nextPassAt), if ever. */

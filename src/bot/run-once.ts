@@ -16,7 +16,7 @@ import { fileDueItems } from "./filing-loop.ts";
 import { flagDeadlines, recordLap, refresh, takeUpBatches } from "./laps.ts";
 import { going, type BotCounts, type BotDeps, type Pass } from "./pass-state.ts";
 import { askAboutFiledItems } from "./status-loop.ts";
-import { inSpan } from "../telemetry/spans.ts";
+import { inSpan, type Span } from "../telemetry/spans.ts";
 
 export type { BotConfig, BotCounts, BotDeps, BotEvents } from "./pass-state.ts";
 export { DEADLINE_RISK_MS } from "./laps.ts";
@@ -24,13 +24,13 @@ export { DEADLINE_RISK_MS } from "./laps.ts";
 /** One pass, as one span (SPEC §17); each authority call in it is a span of its item's trace, linked to it. */
 export function runBotOnce(deps: BotDeps): Promise<BotCounts> {
   return inSpan("bot pass", {}, async (span) => {
-    const counts = await runPass(deps);
+    const counts = await runPass(deps, span);
     span.setAttributes(Object.fromEntries(Object.entries(counts).map(([name, count]) => [`work_item_api.bot.${name}`, count])));
     return counts;
   });
 }
 
-async function runPass(deps: BotDeps): Promise<BotCounts> {
+async function runPass(deps: BotDeps, span: Span): Promise<BotCounts> {
   const clock = deps.clock ?? (() => new Date());
   const started = clock();
   const counts: BotCounts = { batches: 0, submitted: 0, succeeded: 0, failed: 0, retried: 0 };
@@ -39,6 +39,7 @@ async function runPass(deps: BotDeps): Promise<BotCounts> {
     const pass: Pass = {
       deps,
       clock,
+      span,
       dueBefore: clock().toISOString(),
       refreshAt: deps.nextPassAt?.()?.getTime() ?? Number.POSITIVE_INFINITY,
       lap: { startedAt: started, counts: { ...counts } },

@@ -58,7 +58,7 @@ async function pollItem(pass: Pass, item: ItemToPoll): Promise<StepResult> {
   const again = (lastError: string | null): ItemOutcome => ({ kind: "pending", nextPollAt: nextPollAt(deps, clock(), item.polls), lastError });
   let outcome: ItemOutcome;
   try {
-    const answer = await callAboutItem(pass, "status", item, (adapter) => adapter.status(item.applicationNumber));
+    const answer = await callAboutItem(pass, "status", item, (adapter, span) => adapter.status(item.applicationNumber, span));
     if (answer === BREAKER_OPEN) return giveBack(pass, item);
     switch (answer.kind) {
       case "pending":

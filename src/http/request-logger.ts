@@ -21,8 +21,14 @@ class LazyChildLogger {
 
   constructor(
     private readonly parent: Logger,
-    private readonly bindings: Bindings,
+    private bindings: Bindings,
   ) {}
+
+  /** Adds bindings for the lines still to come; free until one is written. */
+  bind(more: Bindings): void {
+    if (this.real) this.real = this.real.child(more);
+    else this.bindings = { ...this.bindings, ...more };
+  }
 
   private materialise(): Logger {
     return (this.real ??= this.parent.child(this.bindings));
@@ -68,6 +74,15 @@ class LazyChildLogger {
   child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
     return this.materialise().child(bindings, options);
   }
+}
+
+/**
+ * Binds more fields to a request's logger, e.g. its span's ids once the span is known (SPEC §17).
+ * Each request's logger comes from lazyChildLoggerFactory; one with route-level log options is a
+ * real child, which keeps its bindings.
+ */
+export function bindRequestLog(log: FastifyBaseLogger, more: Bindings): void {
+  if (log instanceof LazyChildLogger) log.bind(more);
 }
 
 /** `childLoggerFactory` for Fastify: a request's logger that costs nothing until it logs. */

@@ -5,6 +5,7 @@
  */
 import type { Span } from "@opentelemetry/api";
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import { bindRequestLog } from "../http/request-logger.ts";
 
 const UNTRACED_ROUTES = new Set(["/healthz", "/readyz", "/metrics"]);
 
@@ -25,6 +26,9 @@ export async function installRequestSpans(app: FastifyInstance): Promise<void> {
       // The instrumentation records the whole URL as url.path; the query is no part of a path (and stays out of traces).
       const query = request.url.indexOf("?");
       if (query >= 0) span.setAttribute("url.path", request.url.slice(0, query));
+      // The request's log lines name its span (SPEC §17).
+      const { traceId, spanId } = span.spanContext();
+      bindRequestLog(request.log, { trace_id: traceId, span_id: spanId });
     },
   });
   await app.register(instrumentation.plugin());

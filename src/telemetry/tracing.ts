@@ -6,7 +6,9 @@
  * loaded, and those same calls are the API's no-ops.
  *
  * Propagation is W3C Trace Context (with baggage), the provider's default; the tracer provider
- * does not read OTEL_PROPAGATORS, which only the all-in-one SDK package does.
+ * does not read OTEL_PROPAGATORS, which only the all-in-one SDK package does. No context manager
+ * is registered: spans are handed on explicitly (spans.ts says why), so no AsyncLocalStorage
+ * hooks every promise.
  *
  * The SDK reads the standard variables it defines itself (OTEL_SERVICE_NAME,
  * OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER and _ARG, OTEL_EXPORTER_OTLP_*_HEADERS and
@@ -42,7 +44,7 @@ export async function startTracing(settings: TracingSettings | undefined): Promi
     .resourceFromAttributes({ "service.name": DEFAULT_SERVICE_NAME })
     .merge(resources.detectResources({ detectors: [resources.envDetector, resources.processDetector, resources.hostDetector] }));
   const provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] });
-  provider.register();
+  provider.register({ contextManager: null });
   return { shutdown: () => provider.shutdown() };
 }
 

@@ -12,7 +12,7 @@ import type { Store, WebhookAttemptOutcome, WebhookDelivery } from "../store/sto
 import { checkWebhookTarget, DNS_LOOKUP_TIMEOUT_MS, type Lookup } from "./address-guard.ts";
 import { createWebhookSecrets, type WebhookSecrets } from "./secrets.ts";
 import { sendWebhook } from "./sender.ts";
-import { inSpan, SpanKind, type SpanOptions } from "../telemetry/spans.ts";
+import { inSpan, SpanKind, type Span, type SpanOptions } from "../telemetry/spans.ts";
 import { signEvent } from "./signing.ts";
 
 export interface DeliveryReport {
@@ -101,7 +101,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   /** Deliveries this process has claimed and not yet recorded. */
   const inFlight = new Set<Promise<void>>();
 
-  async function attempt(delivery: WebhookDelivery): Promise<{ outcome: WebhookAttemptOutcome; report: DeliveryReport; at: string; durationMs: number }> {
+  async function attempt(delivery: WebhookDelivery, span: Span): Promise<{ outcome: WebhookAttemptOutcome; report: DeliveryReport; at: string; durationMs: number }> {
     const at = clock();
     const started = performance.now();
     const failed = (error: string, httpStatus: number | null = null): WebhookAttemptOutcome => {
@@ -135,7 +135,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       } else {
         const signed = signEvent({ type: delivery.eventType, timestamp: delivery.createdAt, data: item }, delivery.eventId, signingSecrets, clock());
         try {
-          const { httpStatus } = await sendWebhook(delivery.url, target.addresses[0]!, signed, config.webhookTimeoutMs, stopping.signal);
+          const { httpStatus } = await sendWebhook(delivery.url, target.addresses[0]!, signed, config.webhookTimeoutMs, { stop: stopping.signal, span });
           outcome = httpStatus >= 200 && httpStatus < 300 ? { kind: "delivered", httpStatus } : failed(`the receiver answered ${httpStatus}`, httpStatus);
         } catch (error) {
           const code = (error as { code?: unknown }).code;
@@ -172,7 +172,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   async function deliver(delivery: WebhookDelivery, summary?: DeliverySummary): Promise<void> {
     try {
       const { outcome, report, at, durationMs } = await inSpan("webhook delivery", deliverySpan(delivery), async (span) => {
-        const tried = await attempt(delivery);
+        const tried = await attempt(delivery, span);
         span.setAttribute("work_item_api.webhook.outcome", tried.outcome.kind);
         return tried;
       });

@@ -7,7 +7,7 @@ import type { LookupAddress } from "node:dns";
 import { Agent, request } from "undici";
 import { hardTimeout } from "../lib/hard-timeout.ts";
 import type { ResolvedAddress } from "./address-guard.ts";
-import { describeHttpCall, injectTraceParent } from "../telemetry/spans.ts";
+import { describeHttpCall, injectTraceParent, type Span } from "../telemetry/spans.ts";
 
 export interface SendResult {
   httpStatus: number;
@@ -24,22 +24,25 @@ function pinnedLookup(pinned: ResolvedAddress) {
   };
 }
 
-/** Sends; resolves with the status once the whole answer has arrived, rejects on network errors and timeout. */
+/**
+ * Sends; resolves with the status once the whole answer has arrived, rejects on network errors
+ * and timeout. The delivery's span, if given, goes with it and records the exchange.
+ */
 export async function sendWebhook(
   url: string,
   pinned: ResolvedAddress,
   signed: { body: string; headers: Record<string, string> },
   timeoutMs: number,
-  stop?: AbortSignal,
+  options: { stop?: AbortSignal; span?: Span } = {},
 ): Promise<SendResult> {
   const agent = new Agent({ connect: { lookup: pinnedLookup(pinned), timeout: timeoutMs } });
-  const deadline = hardTimeout(timeoutMs, stop);
+  const deadline = hardTimeout(timeoutMs, options.stop);
   try {
     const response = await request(url, {
       method: "POST",
       dispatcher: agent,
       // The delivery's span goes with it, in the item's trace (SPEC §17).
-      headers: injectTraceParent({ ...signed.headers, "user-agent": "work-item-api-webhooks/1" }),
+      headers: injectTraceParent({ ...signed.headers, "user-agent": "work-item-api-webhooks/1" }, options.span),
       body: signed.body,
       signal: deadline.signal,
     });
@@ -48,7 +51,7 @@ export async function sendWebhook(
     // bytes are of no use to us and are dropped as they come.
     for await (const chunk of response.body) void chunk;
     // Not the URL: an integrator's webhook URL may carry a token in its path or query.
-    describeHttpCall("POST", url, response.statusCode, { withPath: false });
+    describeHttpCall(options.span, "POST", url, response.statusCode, { withPath: false });
     deadline.signal.throwIfAborted();
     return { httpStatus: response.statusCode };
   } finally {

@@ -46,7 +46,7 @@ const client = new WorkItemClient({ baseUrl: url, apiKey: "wia_1_000000000000000
 const stop = new AbortController();
 const results: Record<string, number[]> = { webhook: [], authority: [], sdk: [] };
 for (let round = 0; round < ROUNDS; round++) {
-  results.webhook!.push(await timed(() => sendWebhook(`${url}/hook`, { address: "127.0.0.1", family: 4 }, { body: "{}", headers: {} }, TIMEOUT_MS, stop.signal)));
+  results.webhook!.push(await timed(() => sendWebhook(`${url}/hook`, { address: "127.0.0.1", family: 4 }, { body: "{}", headers: {} }, TIMEOUT_MS, { stop: stop.signal })));
   results.authority!.push(await timed(() => adapter.status("A-1")));
   results.sdk!.push(await timed(() => client.health({ signal: stop.signal })));
 }

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { test } from "node:test";
 import type { FastifyBaseLogger } from "fastify";
-import { lazyChildLoggerFactory } from "../../src/http/request-logger.ts";
+import { bindRequestLog, lazyChildLoggerFactory } from "../../src/http/request-logger.ts";
 import { createLogger } from "../../src/logger.ts";
 
 function capture(level: "warn" | "info") {
@@ -47,4 +47,23 @@ test("a request logger keeps redaction, and its own children carry both bindings
   assert.equal((lines[0]!.req as { headers: { authorization: string } }).headers.authorization, "[redacted]");
   assert.equal(lines[0]!.reqId, "req-2");
   assert.deepEqual([lines[1]!.reqId, lines[1]!.step], ["req-2", "store"]);
+});
+
+test("bindings added to a request logger reach the lines after them, before and after it first logs", async () => {
+  const { logger, lines } = capture("info");
+  const child = lazyChildLoggerFactory(logger, { reqId: "req-3" }, {});
+  bindRequestLog(child, { trace_id: "t1" });
+  child.info("first");
+  bindRequestLog(child, { span_id: "s1" });
+  child.info("second");
+  child.child({ step: "store" }).info("nested");
+  await flush();
+  assert.deepEqual(
+    lines.map((l) => [l.msg, l.reqId, l.trace_id, l.span_id]),
+    [
+      ["first", "req-3", "t1", undefined],
+      ["second", "req-3", "t1", "s1"],
+      ["nested", "req-3", "t1", "s1"],
+    ],
+  );
 });
