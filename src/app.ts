@@ -16,7 +16,7 @@ import { installErrorHandling } from "./errors.ts";
 import { refuseUnstorableQuery } from "./http/storable-text.ts";
 import { installJsonParser } from "./http/json-body.ts";
 import { refuseWhileClosing, serverOptions } from "./http/server-options.ts";
-import { lazyChildLoggerFactory } from "./http/request-logger.ts";
+import { bindRequestLog, lazyChildLoggerFactory } from "./http/request-logger.ts";
 import { createValidatorCompiler } from "./http/validation.ts";
 import { documentDocsRoute, OpenApiDocumentSchema } from "./http/docs.ts";
 import { installRequestObservation } from "./http/observability.ts";
@@ -102,7 +102,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     childLoggerFactory: lazyChildLoggerFactory,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  if (config.tracing) await installRequestSpans(app);
+  // A request's log lines name its span.
+  if (config.tracing) await installRequestSpans(app, (request, logBindings) => bindRequestLog(request.log, logBindings));
   app.addHook("onClose", () => ctx.rateLimits.close());
   refuseWhileClosing(app);
   app.setValidatorCompiler(createValidatorCompiler());

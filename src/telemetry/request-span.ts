@@ -5,15 +5,17 @@
  */
 import type { Span } from "@opentelemetry/api";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { bindRequestLog } from "../http/request-logger.ts";
 
 const UNTRACED_ROUTES = new Set(["/healthz", "/readyz", "/metrics"]);
 
 /** The attribute that names the tenant on a request's span. */
 const COMPANY_ATTRIBUTE = "work_item_api.company_id";
 
-/** Registers the request spans; before any route, so that every route is covered. */
-export async function installRequestSpans(app: FastifyInstance): Promise<void> {
+/**
+ * Registers the request spans; before any route, so that every route is covered. `spanStarted`
+ * gets each span's ids as its request's log bindings (SPEC §17); the logger is not this room's.
+ */
+export async function installRequestSpans(app: FastifyInstance, spanStarted: (request: FastifyRequest, logBindings: { trace_id: string; span_id: string }) => void): Promise<void> {
   // Loaded only when tracing is on.
   const { FastifyOtelInstrumentation } = await import("@fastify/otel");
   const instrumentation = new FastifyOtelInstrumentation({
@@ -26,9 +28,8 @@ export async function installRequestSpans(app: FastifyInstance): Promise<void> {
       // The instrumentation records the whole URL as url.path; the query is no part of a path (and stays out of traces).
       const query = request.url.indexOf("?");
       if (query >= 0) span.setAttribute("url.path", request.url.slice(0, query));
-      // The request's log lines name its span (SPEC §17).
       const { traceId, spanId } = span.spanContext();
-      bindRequestLog(request.log, { trace_id: traceId, span_id: spanId });
+      spanStarted(request, { trace_id: traceId, span_id: spanId });
     },
   });
   await app.register(instrumentation.plugin());

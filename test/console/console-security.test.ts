@@ -11,6 +11,7 @@ import { availableBackends, type Backend } from "../helpers/backends.ts";
 import { ConsoleClient, setCookies, signedInClient } from "../helpers/console-session.ts";
 import { metricValue } from "../helpers/prometheus.ts";
 import { bearer, createTestApp, validWorkItem, type TestApp } from "../helpers/test-app.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 const HOSTILE = `<script>alert("x")</script><img src=x onerror=alert(1)>`;
 
@@ -34,7 +35,7 @@ async function withConsole(backend: Backend, body: (t: TestApp, itemId: number) 
 const operator = (t: TestApp, role: "viewer" | "operator" | "admin", email = `${role}@example.com`) => createOperatorAccount(t.store, { email, role });
 
 for (const backend of await availableBackends()) {
-  describe(`console security [${backend.name}]`, { timeout: 60_000 }, () => {
+  describe(`console security [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     test("integrator input renders as text on the list and the item page", () =>
       withConsole(backend, async (t, itemId) => {
         const admin = await operator(t, "admin");

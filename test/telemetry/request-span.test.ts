@@ -1,6 +1,7 @@
 /**
  * The request span's `traceparent`, as an added item keeps it: what the W3C propagator would
- * write for that span, under an incoming `traceparent` and without one.
+ * write for that span, under an incoming `traceparent` and without one. And the ids handed on
+ * for the request's log lines are that span's.
  */
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
@@ -13,12 +14,15 @@ const provider = new NodeTracerProvider();
 provider.register();
 after(() => provider.shutdown());
 
-test("requestTraceParent is the propagator's traceparent for the request's span", async () => {
+test("requestTraceParent is the propagator's traceparent for the request's span, whose ids the request's log gets", async () => {
   const app = Fastify();
-  await installRequestSpans(app);
+  const logBindings = new Map<string, { trace_id: string; span_id: string }>();
+  await installRequestSpans(app, (request, bindings) => logBindings.set(request.id, bindings));
   app.get("/probe", async (request) => {
     const carrier: Record<string, string> = {};
-    propagation.inject(trace.setSpan(ROOT_CONTEXT, requestSpan(request)!), carrier);
+    const span = requestSpan(request)!;
+    propagation.inject(trace.setSpan(ROOT_CONTEXT, span), carrier);
+    assert.deepEqual(logBindings.get(request.id), { trace_id: span.spanContext().traceId, span_id: span.spanContext().spanId });
     return { kept: requestTraceParent(request), propagated: carrier.traceparent };
   });
   try {
