@@ -5,8 +5,8 @@
  * benchmarks, or needs a production host) says so on the line before it:
  * `<!-- not run: why -->`.
  *
- * What the test changes, and nothing else: `localhost:8080` becomes the port it chose, `/backups/`
- * a temp folder, and `npm ci` does nothing (this checkout is installed). A curl that answers an
+ * What the test changes, and nothing else: `localhost:8080` becomes the port it chose, and `npm ci`
+ * does nothing (this checkout is installed). A curl that answers an
  * HTTP error fails the block, unless the example asks for the status itself (`-i`) or for
  * silence (`-f`). The session runs in a folder of links to this checkout, so files an example
  * writes (openapi.json) land there, not in the repository.
@@ -84,14 +84,13 @@ interface SessionResult {
 
 async function runSession(blocks: ShellBlock[], scratch: string): Promise<SessionResult> {
   const port = await freePort();
-  mkdirSync(join(scratch, "backups"));
   const script = [PRELUDE];
   const origins = PRELUDE.split("\n").map(() => "the prelude");
   for (const block of blocks) {
     script.push(`printf "\\n::block %s\\n" "${block.file}:${block.line}"`);
     origins.push("");
     block.commands.forEach((command, offset) => {
-      script.push(command.replaceAll("localhost:8080", `127.0.0.1:${port}`).replaceAll("/backups/", `${join(scratch, "backups")}/`));
+      script.push(command.replaceAll("localhost:8080", `127.0.0.1:${port}`));
       origins.push(`${block.file}:${block.line + offset}`);
     });
   }

@@ -47,6 +47,8 @@ export interface Dialect {
    * default follows the generation, or a read of the one-row store_generation table.
    */
   readonly storeGeneration: string;
+  /** The value of a new work item's generation_id (migration 0020), the same way. */
+  readonly generationId: string;
 }
 
 /**

@@ -154,6 +154,7 @@ export interface DueItemRow {
   work_batch_id: Id;
   work_item_id: Id;
   store_generation: number;
+  generation_id: string | null;
   trace_parent: string | null;
   work_type: string;
   request: Json;
@@ -170,6 +171,7 @@ export const toDueItem = (row: DueItemRow): Omit<DueItem, "turn"> => ({
   workBatchId: Number(row.work_batch_id),
   workItemId: Number(row.work_item_id),
   storeGeneration: Number(row.store_generation),
+  generationId: row.generation_id,
   traceParent: row.trace_parent,
   workType: row.work_type,
   request: storedRequest(row.request),

@@ -58,6 +58,17 @@ export interface StoreFlags {
   supportsSkipLocked: boolean;
 }
 
+/**
+ * A store's deployment, made with it and kept in its copies, and its generation: a number that a
+ * restore raises, and a random id no other generation of any store has (SPEC §18, §24).
+ */
+export interface StoreIdentity {
+  deploymentId: string;
+  generation: number;
+  /** None in a store upgraded to release 1.1 until its next restore: its new items are keyed as its previous release keyed them. */
+  generationId: string | null;
+}
+
 /** The whole store: what it is and how to reach it, and the operations of every area. */
 export interface Store extends AccountsStore, IntakeStore, BotStore, CapacityStore, BreakerStore, WebhooksStore, EventsStore, OperatorsStore, OperatorReadsStore, OperatorActionsStore {
   readonly kind: "sqlite" | "postgres";
@@ -69,5 +80,7 @@ export interface Store extends AccountsStore, IntakeStore, BotStore, CapacitySto
   schemaStatus(): Promise<SchemaStatus>;
   /** Applies the pending migrations and answers the status after (`db migrate`, which runs alone). */
   migrate(): Promise<SchemaStatus>;
+  /** Whose store this is and which generation (SPEC §24); null while the schema lacks migration 0020. */
+  storeIdentity(): Promise<StoreIdentity | null>;
   close(): Promise<void>;
 }

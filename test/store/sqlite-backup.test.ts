@@ -2,12 +2,13 @@
  * `db backup FILE` of the embedded store (SPEC §18), black box: a real server taking adds over
  * HTTP while the CLI copies its store. The copy holds every add answered before the backup
  * began, passes its check, and is what the CLI says; bad targets are one-line refusals that
- * leave nothing behind; PostgreSQL is pointed at its own tools.
+ * leave nothing behind (a symlink is refused, never followed); the copy, the store and its WAL are
+ * the service's user's alone (0600); PostgreSQL is pointed at its own tools.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { after, test } from "node:test";
 import Database from "better-sqlite3";
 import { availableBackends, sqliteBackend } from "../helpers/backends.ts";
@@ -16,6 +17,8 @@ import { TEST_JWT_SECRET, validWorkItem } from "../helpers/test-app.ts";
 import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 after(() => stopAll());
+
+const modeOf = (path: string) => statSync(path).mode & 0o777;
 
 test("db backup copies the store while it takes adds: every add answered before is in the checked copy", { timeout: HANG_TIMEOUT_MS }, async () => {
   const db = await sqliteBackend.create();
@@ -51,6 +54,11 @@ test("db backup copies the store while it takes adds: every add answered before 
     const result = backup.json<{ file: string; bytes: number; workItems: number; takenAt: string }>();
     assert.equal(result.file, file);
     assert.ok(result.bytes > 0 && Number.isFinite(Date.parse(result.takenAt)));
+    // The copy, the store and its WAL hold every company's data: the service's user alone reads them (SPEC §24).
+    const store = (db.location as { path: string }).path;
+    for (const path of [file, store, `${store}-wal`]) assert.equal(modeOf(path), 0o600, `${path} is 0600`);
+    assert.equal(modeOf(dirname(store)), 0o700, "the data folder the service made is 0700");
+    assert.deepEqual(readdirSync(folder), ["copy.db"], "no temporary file is left beside the copy");
 
     const copy = new Database(file, { readonly: true });
     try {
@@ -67,9 +75,15 @@ test("db backup copies the store while it takes adds: every add answered before 
     // Bad targets: a one-line refusal, exit 1, nothing written, the store untouched.
     const existing = join(folder, "existing.db");
     writeFileSync(existing, "keep me");
+    const dangling = join(folder, "dangling.db");
+    symlinkSync(join(folder, "created-through-the-link.db"), dangling);
+    const linked = join(folder, "linked.db");
+    symlinkSync(existing, linked);
     const cases: Array<[string, RegExp]> = [
       [existing, /exists already/],
       [join(folder, "no-such-folder", "copy.db"), /does not exist/],
+      [dangling, /is a symbolic link/],
+      [linked, /is a symbolic link/],
     ];
     for (const [target, message] of cases) {
       const refused = await runCli(["db", "backup", target], env);
@@ -78,6 +92,8 @@ test("db backup copies the store while it takes adds: every add answered before 
       assert.equal(refused.stderr.trim().split("\n").length, 1, refused.stderr);
     }
     assert.ok(!existsSync(join(folder, "no-such-folder")));
+    assert.ok(!existsSync(join(folder, "created-through-the-link.db")), "a dangling link is not followed");
+    assert.equal(readFileSync(existing, "utf8"), "keep me");
     const missingFile = await runCli(["db", "backup"], env);
     assert.equal(missingFile.code, 2, "no file named: usage");
     const noStore = await runCli(["db", "backup", join(folder, "other.db")], { ...env, DATABASE_URL: `sqlite:${join(folder, "missing", "store.db")}` });

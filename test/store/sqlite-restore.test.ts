@@ -17,45 +17,15 @@ import { after, test } from "node:test";
 import Database from "better-sqlite3";
 import { startAuthoritySim } from "../../src/authority-sim/server.ts";
 import { sqliteBackend, queryRows } from "../helpers/backends.ts";
-import { bearerTokenFrom, createKeyWithCli, runCli, startServer, stopAll, type Env } from "../helpers/processes.ts";
-import { TEST_JWT_SECRET, validWorkItem } from "../helpers/test-app.ts";
-import { HANG_TIMEOUT_MS, waitUntil } from "../helpers/waiting.ts";
+import { fileEverything, signIn } from "../helpers/filing-by-process.ts";
+import { createKeyWithCli, runCli, startServer, stopAll } from "../helpers/processes.ts";
+import { TEST_JWT_SECRET } from "../helpers/test-app.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 after(() => stopAll());
 
 const COMPANY = 1901;
 const fingerprint = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
-
-async function signIn(baseUrl: string, key: { apiKey: string; secret: string }): Promise<(reference: string) => Promise<number>> {
-  const bearerToken = await bearerTokenFrom(baseUrl, key);
-  return async (reference) => {
-    const response = await fetch(`${baseUrl}/api/AuthorityRvdm/AddWorkItemCreate`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${bearerToken}`, "content-type": "application/json" },
-      body: JSON.stringify(validWorkItem({ customerReference: reference })),
-    });
-    assert.equal(response.status, 200, await response.clone().text());
-    return ((await response.json()) as { workItemId: number }).workItemId;
-  };
-}
-
-type Filed = { work_item_id: number; status: string; application_number: string | null };
-
-/** Runs a worker until every item of the store is Successful; returns the items, by id. */
-async function fileEverything(env: Env, path: string, expected: number): Promise<Map<number, Filed>> {
-  const worker = await startServer({ ...env, ROLE: "worker", BOT_SCHEDULE: "* * * * * *" });
-  const rows = await waitUntil(
-    `all ${expected} items to be registered`,
-    async () => {
-      const items = await queryRows<Filed>({ kind: "sqlite", path }, "SELECT work_item_id, status, application_number FROM work_items");
-      return items.length === expected && items.every((item) => item.status === "Successful") ? items : undefined;
-    },
-    undefined,
-    200,
-  );
-  assert.equal((await worker.stop()).code, 0);
-  return new Map(rows.map((row) => [Number(row.work_item_id), row]));
-}
 
 test("db restore: refused while the store is in use or for a bad copy; otherwise in place, filed once, and new items filed as themselves", { timeout: HANG_TIMEOUT_MS }, async () => {
   const sim = await startAuthoritySim({ host: "127.0.0.1", port: 0, errorRate: 0, outage: false, latencyMs: 0, decisionDelayMs: 0 });
@@ -86,7 +56,7 @@ test("db restore: refused while the store is in use or for a bad copy; otherwise
     // Everything is filed, the items the restore will lose included.
     const firstLife = await fileEverything(env, store, 8);
     await api.stop();
-    const lostApplications = lost.map((id) => firstLife.get(id)!.application_number);
+    const lostApplications = lost.map((id) => firstLife.get(id)!.applicationNumber);
     assert.ok(lostApplications.every((number) => number !== null));
 
     // Bad copies: one line, exit 1, nothing changed.
@@ -118,10 +88,11 @@ test("db restore: refused while the store is in use or for a bad copy; otherwise
     // The restore itself.
     const restored = await runCli(["db", "restore", backupFile, "--json"], env);
     assert.equal(restored.code, 0, restored.stderr);
-    const result = restored.json<{ file: string; restoredFrom: string; replaced: string; workItems: number; generation: number }>();
+    const result = restored.json<{ file: string; restoredFrom: string; replaced: string; workItems: number; generation: number; generationId: string }>();
     assert.equal(result.file, store);
     assert.equal(result.workItems, 5);
     assert.equal(result.generation, 1);
+    assert.match(result.generationId, /^[0-9a-f]{16}$/);
     assert.ok(existsSync(result.replaced), "the replaced store is kept beside it");
     const kept = await queryRows<{ n: number }>({ kind: "sqlite", path: result.replaced }, "SELECT count(*) AS n FROM work_items");
     assert.equal(Number(kept[0]!.n), 8, "the kept store is the one that was replaced");
@@ -138,13 +109,15 @@ test("db restore: refused while the store is in use or for a bad copy; otherwise
 
     const stats = sim.stats();
     for (const id of inCopy) {
-      assert.equal(secondLife.get(id)!.application_number, firstLife.get(id)!.application_number, `item ${id}: the same application`);
-      assert.equal(stats.keys[String(id)]!.submits, 2, `item ${id} was submitted again after the restore, under its key`);
+      assert.equal(secondLife.get(id)!.applicationNumber, firstLife.get(id)!.applicationNumber, `item ${id}: the same application`);
+      assert.equal(secondLife.get(id)!.idempotencyKey, firstLife.get(id)!.idempotencyKey, `item ${id}: the same key`);
+      assert.equal(stats.keys[secondLife.get(id)!.idempotencyKey]!.submits, 2, `item ${id} was submitted again after the restore, under its key`);
     }
     for (const [index, id] of afterRestore.entries()) {
-      const application = secondLife.get(id)!.application_number;
-      assert.notEqual(application, lostApplications[index], `item ${id} added after the restore is filed as itself, not as the lost item`);
-      assert.equal(stats.keys[`${id}-g1`]!.applicationNumber, application);
+      const { applicationNumber, idempotencyKey } = secondLife.get(id)!;
+      assert.notEqual(applicationNumber, lostApplications[index], `item ${id} added after the restore is filed as itself, not as the lost item`);
+      assert.equal(idempotencyKey, `${id}-${result.generationId}`);
+      assert.equal(stats.keys[idempotencyKey]!.applicationNumber, applicationNumber);
     }
     assert.equal(stats.registrations, 11, "eight before the restore, three new ones after; none twice");
   } finally {

@@ -1,6 +1,7 @@
 import { migrationLabel } from "../../store/migrations.ts";
 import type { DistributionResult, PlacementStep } from "../../store/postgres/distribution.ts";
-import type { SchemaStatus } from "../../store/store.ts";
+import type { SchemaStatus, StoreIdentity } from "../../store/store.ts";
+import type { RestoreResult } from "../../store/sqlite/restore.ts";
 import { resolve } from "node:path";
 import { CommandFailedError, UsageError, type Command } from "../command.ts";
 
@@ -57,15 +58,23 @@ export const dbStatus: Command = {
   summary: "the schema's migrations: applied, pending (this version needs them) and any a later release applied; changes nothing",
   options: {},
   migrations: "ignore",
-  async run({ store }): Promise<SchemaStatus> {
-    return store.schemaStatus();
+  async run({ store }): Promise<SchemaStatus & Partial<StoreIdentity>> {
+    return { ...(await store.schemaStatus()), ...(await store.storeIdentity()) };
   },
   human: (result) => {
-    const status = result as SchemaStatus;
+    const status = result as SchemaStatus & Partial<StoreIdentity>;
+    const identity =
+      status.deploymentId === undefined
+        ? []
+        : [
+            `deployment ${status.deploymentId}, store generation ${status.generation}, ${
+              status.generationId === null ? "no generation id until the next restore (new items are keyed by their id, as before 1.1)" : `id ${status.generationId}`
+            }`,
+          ];
     const lines = status.applied.map((migration) => `applied  ${migrationLabel(migration)}  ${migration.appliedAt}`);
     lines.push(...status.unknown.map((migration) => `later    ${migrationLabel(migration)}  ${migration.appliedAt}`));
     lines.push(...status.pending.map((migration) => `pending  ${migrationLabel(migration)}`));
-    return [...lines, statusLine(status)].join("\n");
+    return [...identity, ...lines, statusLine(status)].join("\n");
   },
 };
 
@@ -129,17 +138,21 @@ export const dbBackup: Command = {
 
 export const dbRestore: Command = {
   name: "db restore",
-  usage: "db restore FILE [--json]",
-  summary: "the embedded store: put the backup FILE in place (checked; refused while any process uses the store); the replaced store is kept beside it",
-  options: {},
+  usage: "db restore FILE [--from-another-deployment] [--json]",
+  summary:
+    "the embedded store: put the backup FILE in place (checked; refused while any process uses the store, and for a copy of another deployment unless --from-another-deployment); the replaced store is kept beside it",
+  options: { "from-another-deployment": { type: "boolean" } },
   positionals: 1,
   opensStore: false,
   run: (context) =>
-    onEmbeddedStore(context, "name the backup file to restore", async (store, file) => (await import("../../store/sqlite/restore.ts")).restoreSqlite(store, file)),
+    onEmbeddedStore(context, "name the backup file to restore", async (store, file) =>
+      (await import("../../store/sqlite/restore.ts")).restoreSqlite(store, file, { fromAnotherDeployment: context.flags["from-another-deployment"] === true }),
+    ),
   human: (result) => {
-    const { file, restoredFrom, replaced, workItems, generation } = result as { file: string; restoredFrom: string; replaced: string | null; workItems: number; generation: number };
+    const { file, restoredFrom, replaced, workItems, generation, generationId, deploymentId, copiedFromDeployment } = result as RestoreResult;
     return [
-      `Restored ${workItems.toLocaleString("en")} work items from ${restoredFrom} into ${file} (store generation ${generation}).`,
+      `Restored ${workItems.toLocaleString("en")} work items from ${restoredFrom} into ${file} (deployment ${deploymentId}, store generation ${generation}, id ${generationId}).`,
+      ...(copiedFromDeployment === null ? [] : [`The copy was of deployment ${copiedFromDeployment}; this store now has a deployment id of its own.`]),
       replaced === null ? "There was no store to replace." : `The replaced store is kept at ${replaced}.`,
       "Start the service: it files what the copy shows as not yet filed; the authority sees no second application.",
     ].join("\n");

@@ -25,7 +25,7 @@ const LANE_COLUMNS = "l.company_id, l.work_type, l.deadline_at, l.served_seq";
 /** An original's changes and withdrawal waiting or being filed. */
 const FOLLOW_UP_OPEN = "f.company_id = $1 AND f.original_work_item_id = $2 AND f.status IN ('New', 'InProgress')";
 /** A change or withdrawal claimed: what the bot files it with, its original's number and state (SPEC §15). */
-const DUE_ITEM_COLUMNS = `company_id, work_batch_id, work_item_id, store_generation, trace_parent, work_type, status, request, attempts, deadline_at, kind, original_work_item_id, revision,
+const DUE_ITEM_COLUMNS = `company_id, work_batch_id, work_item_id, store_generation, generation_id, trace_parent, work_type, status, request, attempts, deadline_at, kind, original_work_item_id, revision,
   (SELECT o.application_number FROM work_items o WHERE o.company_id = work_items.company_id AND o.work_item_id = work_items.original_work_item_id)
     AS original_application_number,
   (SELECT o.status FROM work_items o WHERE o.company_id = work_items.company_id AND o.work_item_id = work_items.original_work_item_id)

@@ -3,8 +3,9 @@
  * over the database port, plus the few a backend brings itself (the intake fast path, the
  * generated server keys, closing).
  */
-import type { DatabasePort } from "../port.ts";
-import type { AddWorkItemOutcome, AddWorkItemsOutcome, NewWorkItem, NewWorkItems, Store, StoreFlags } from "../store.ts";
+import { GENERATION_IDS_MIGRATION } from "../migrations.ts";
+import { statement, type DatabasePort } from "../port.ts";
+import type { AddWorkItemOutcome, AddWorkItemsOutcome, NewWorkItem, NewWorkItems, Store, StoreFlags, StoreIdentity } from "../store.ts";
 import { accountsStore } from "./accounts.ts";
 import { botStore } from "./bot.ts";
 import { breakerStore } from "./breaker.ts";
@@ -38,6 +39,8 @@ export interface Backend {
   close(): Promise<void>;
 }
 
+const READ_STORE_IDENTITY = statement("read_store_identity", "SELECT generation, generation_id, deployment_id FROM store_generation");
+
 export function createSqlStore(backend: Backend): Store {
   const { db } = backend;
   return {
@@ -50,6 +53,12 @@ export function createSqlStore(backend: Backend): Store {
     addWorkItems: (input) => backend.addWorkItems(input),
     schemaStatus: () => backend.schemaStatus(),
     migrate: () => backend.migrate(),
+    storeIdentity: async () => {
+      const { applied } = await backend.schemaStatus();
+      if (!applied.some((migration) => migration.version === GENERATION_IDS_MIGRATION)) return null;
+      const row = await db.one<{ generation: number; generation_id: string | null; deployment_id: string }>(READ_STORE_IDENTITY);
+      return row === undefined ? null : ({ deploymentId: row.deployment_id, generation: Number(row.generation), generationId: row.generation_id } satisfies StoreIdentity);
+    },
     addFollowUp: (input) => addFollowUp(db, input),
     ...accountsStore(db),
     ...workItemsStore(db),

@@ -26,6 +26,7 @@ export const postgresDialect: Dialect = dialectFor(POSTGRES_FLAGS, {
   // The column's default is the generation (store-generation.ts moves it), also for the intake
   // functions' inserts and for a previous release's processes.
   storeGeneration: "DEFAULT",
+  generationId: "DEFAULT",
 });
 
 const UNIQUE_VIOLATION = "23505";

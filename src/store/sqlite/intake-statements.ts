@@ -1,7 +1,7 @@
 /** The statements of the SQLite intake fast path, prepared once on the writer thread's connection. */
 import type Database from "better-sqlite3";
 import { BATCH_SQL } from "../core/batches.ts";
-import { STORE_GENERATION_READ } from "./store-generation.ts";
+import { GENERATION_ID_READ, STORE_GENERATION_READ } from "./store-generation.ts";
 
 type IntakeStatementName =
   | "findIdempotencyKey" | "deleteIdempotencyKey" | "insertIdempotencyKey" | "insertIdempotencyAnswer" | "findOpenBatch" | "closeBatch"
@@ -33,8 +33,8 @@ export function prepareIntakeStatements(db: Database.Database): IntakeStatements
     // once per stored item, and both cost measurably more in the writer thread.
     insertWorkItem: db.prepare(
       `INSERT INTO work_items (company_id, work_batch_id, work_type, status, customer_reference, document_reference, webhook_url,
-         request, deadline_at, created_at, updated_at, trace_parent, store_generation)
-       VALUES (?, ?, ?, 'New', ?, ?, ?, ?, ?, ?, ?, ?, ${STORE_GENERATION_READ})`,
+         request, deadline_at, created_at, updated_at, trace_parent, store_generation, generation_id)
+       VALUES (?, ?, ?, 'New', ?, ?, ?, ?, ?, ?, ?, ?, ${STORE_GENERATION_READ}, ${GENERATION_ID_READ})`,
     ),
   };
 }

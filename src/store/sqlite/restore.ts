@@ -4,17 +4,21 @@
  *   when no other connection holds it, even an idle one;
  * - when the copy fails the backup's own check.
  *
- * The copy is staged beside the store first: brought to this version's schema, and its generation
- * raised (store-generation.ts), so an item added after the restore with the id of one lost with
- * it is filed as itself. Then the store is locked, and the staged copy replaces it in one rename;
- * the old store stays beside it, named `.replaced-<time>`.
+ * - for a copy of another deployment (SPEC §24), unless `fromAnotherDeployment` says it is meant.
+ *
+ * The copy is staged beside the store first: brought to this version's schema, and given a new
+ * generation (store-generation.ts), so an item added after the restore with the id of one lost
+ * with it is filed as itself, however often the same copy is restored. Then the store is locked,
+ * and the staged copy replaces it in one rename; the old store stays beside it, named
+ * `.replaced-<time>`.
  */
-import { copyFileSync, existsSync, linkSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, linkSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { BackupError, checkCopy, countWorkItems } from "./backup.ts";
 import { migrate } from "./sqlite-store.ts";
-import { raiseStoreGeneration } from "./store-generation.ts";
+import { STORE_FILE_MODE, STORE_FOLDER_MODE } from "./file-modes.ts";
+import { deploymentOf, newDeploymentId, raiseStoreGeneration, type StoreGeneration } from "./store-generation.ts";
 
 export interface RestoreResult {
   file: string;
@@ -22,8 +26,19 @@ export interface RestoreResult {
   /** Where the store that was replaced is kept; null when there was none. */
   replaced: string | null;
   workItems: number;
-  /** The restored store's generation: new items' idempotency keys carry it. */
+  /** The restored store's generation: a number, and an id no generation had before; new items' idempotency keys carry the id. */
   generation: number;
+  generationId: string;
+  /** The deployment the restored store belongs to: a new one when the copy was of another deployment. */
+  deploymentId: string;
+  /** The other deployment the copy came from (`fromAnotherDeployment`); null when it was this one's. */
+  copiedFromDeployment: string | null;
+}
+
+export interface RestoreOptions {
+  now?: Date;
+  /** Restore a copy of another deployment: meant, not a mistake. The restored store takes a new deployment id. */
+  fromAnotherDeployment?: boolean;
 }
 
 /** Why a restore was refused, in one line for the operator; the store is as it was. */
@@ -33,19 +48,21 @@ export class RestoreError extends BackupError {
 
 const SQLITE_BUSY = /SQLITE_BUSY|database is locked/;
 
-export function restoreSqlite(store: string, copy: string, now = new Date()): RestoreResult {
+export function restoreSqlite(store: string, copy: string, { now = new Date(), fromAnotherDeployment = false }: RestoreOptions = {}): RestoreResult {
   if (!existsSync(copy)) throw new RestoreError(`there is no file at ${copy} to restore from`);
   if (resolve(copy) === resolve(store)) throw new RestoreError(`${copy} is the store itself; name a backup`);
   const problem = checkCopy(copy);
   if (problem) throw new RestoreError(`the copy failed its check: ${problem}`);
+  const deployment = deploymentToKeep(store, copy, fromAnotherDeployment);
 
-  mkdirSync(dirname(store), { recursive: true });
+  mkdirSync(dirname(store), { recursive: true, mode: STORE_FOLDER_MODE });
   const staged = `${store}.restoring`;
   let lock: Database.Database | undefined;
   try {
     rmSync(staged, { force: true });
     copyFileSync(copy, staged);
-    const generation = prepareStaged(staged, now);
+    chmodSync(staged, STORE_FILE_MODE);
+    const generation = prepareStaged(staged, now, deployment.newId);
     if (existsSync(store)) lock = lockStore(store);
     let replaced: string | null = null;
     if (lock) {
@@ -56,7 +73,16 @@ export function restoreSqlite(store: string, copy: string, now = new Date()): Re
     }
     for (const leftover of [`${store}-wal`, `${store}-shm`]) rmSync(leftover, { force: true });
     renameSync(staged, store);
-    return { file: store, restoredFrom: copy, replaced, workItems: countWorkItems(store), generation };
+    return {
+      file: store,
+      restoredFrom: copy,
+      replaced,
+      workItems: countWorkItems(store),
+      generation: generation.generation,
+      generationId: generation.generationId,
+      deploymentId: generation.deploymentId,
+      copiedFromDeployment: deployment.copiedFrom,
+    };
   } catch (error) {
     rmSync(staged, { force: true });
     if (error instanceof RestoreError) throw error;
@@ -94,12 +120,32 @@ function lockStore(store: string): Database.Database {
   }
 }
 
-/** The staged copy at this version's schema, with its generation raised; returns that generation. */
-function prepareStaged(staged: string, now: Date): number {
+/**
+ * Whose copy it is (SPEC §24): a copy of another deployment is refused unless it is meant, and then
+ * the restored store takes a new deployment id (`newId`), so its later copies are told apart from
+ * both. A copy taken before deployments had ids (migration 0020) cannot tell, and is taken as this
+ * deployment's. Nothing to compare with when there is no store yet (a new machine).
+ */
+function deploymentToKeep(store: string, copy: string, fromAnotherDeployment: boolean): { newId?: string; copiedFrom: string | null } {
+  const ofCopy = deploymentOf(copy);
+  const ofStore = existsSync(store) ? deploymentOf(store) : null;
+  if (ofCopy === null || ofStore === null) return ofStore === null ? { copiedFrom: null } : { newId: ofStore, copiedFrom: null };
+  if (ofCopy === ofStore) return { copiedFrom: null };
+  if (!fromAnotherDeployment) {
+    throw new RestoreError(
+      `${copy} is a copy of deployment ${ofCopy}, and this store belongs to deployment ${ofStore}: restoring it would take another deployment's items for this one's. ` +
+        `If that is meant, restore with --from-another-deployment (the store then takes a new deployment id). Nothing was changed.`,
+    );
+  }
+  return { newId: newDeploymentId(), copiedFrom: ofCopy };
+}
+
+/** The staged copy at this version's schema, with a new generation (and deployment, when given); returns it. */
+function prepareStaged(staged: string, now: Date, deploymentId: string | undefined): StoreGeneration {
   const db = new Database(staged, { fileMustExist: true });
   try {
     migrate(db);
-    return raiseStoreGeneration(db, now.toISOString());
+    return raiseStoreGeneration(db, now.toISOString(), deploymentId);
   } finally {
     db.close();
   }

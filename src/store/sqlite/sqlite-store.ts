@@ -5,16 +5,18 @@
  * requests and the event loop keeps serving while it happens; and each generated server key
  * (the token signing key, the data encryption key) is a file beside the database.
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { createSqlStore } from "../core/sql-store.ts";
-import { readMigrations, SchemaBehindError, schemaStatus, type AppliedMigration, type MigrationMode, type SchemaStatus } from "../migrations.ts";
+import { madeTheStore, readMigrations, SchemaBehindError, schemaStatus, type AppliedMigration, type Migration, type MigrationMode, type SchemaStatus } from "../migrations.ts";
 import type { ServerKeyName, Store } from "../store.ts";
 import { toStoreError } from "./driver-errors.ts";
+import { prepareStoreFiles } from "./file-modes.ts";
 import { IntakeWriter } from "./intake-writer.ts";
 import { applyConnectionPragmas } from "./pragmas.ts";
 import { SQLITE_FLAGS, SqlitePort } from "./sqlite-port.ts";
+import { giveFirstGenerationId } from "./store-generation.ts";
 
 export interface SqliteStore extends Store {
   readonly path: string;
@@ -26,10 +28,10 @@ const MIGRATIONS = new URL("./migrations/", import.meta.url);
 
 /** `migrations`: apply the pending ones (default), refuse to open while any is pending, or neither (SPEC §18). */
 export function openSqliteStore(path: string, options: { migrations?: MigrationMode } = {}): SqliteStore {
-  mkdirSync(dirname(path), { recursive: true });
   const mode = options.migrations ?? "apply";
   let db: Database.Database;
   try {
+    prepareStoreFiles(path);
     db = new Database(path);
     applyConnectionPragmas(db);
     if (mode === "apply") migrate(db);
@@ -100,10 +102,12 @@ export function migrate(db: Database.Database): void {
   // keys off (the switch is a no-op inside a transaction); each checks them before it commits.
   db.pragma("foreign_keys = OFF");
   try {
+    const appliedNow: Migration[] = [];
     for (const migration of readMigrations(MIGRATIONS)) {
       // IMMEDIATE takes the write lock first, so two processes starting at once apply it once.
       const apply = db.transaction(() => {
         if (db.prepare("SELECT 1 FROM schema_migrations WHERE version = ?").get(migration.version)) return;
+        appliedNow.push(migration);
         db.exec(migration.sql);
         const broken = db.pragma("foreign_key_check") as unknown[];
         if (broken.length > 0) throw new Error(`migration ${migration.version} leaves ${broken.length} rows without their parent`);
@@ -111,6 +115,7 @@ export function migrate(db: Database.Database): void {
       });
       apply.immediate();
     }
+    if (madeTheStore(appliedNow)) giveFirstGenerationId(db);
   } finally {
     db.pragma("foreign_keys = ON");
   }

@@ -9,8 +9,9 @@ export interface DueItem {
   companyId: number;
   workBatchId: number;
   workItemId: number;
-  /** The store's generation when the item was added: with the id, its idempotency key (authority/protocol.ts). */
+  /** The store's generation when the item was added: its number, and its id (none for items added before migration 0020); with the item's id, they make its idempotency key (authority/protocol.ts). */
   storeGeneration: number;
+  generationId: string | null;
   /** The W3C trace context of its intake (SPEC §17), the parent of the call's span; none when it was added untraced. */
   traceParent: string | null;
   workType: string;
