@@ -5,8 +5,11 @@
  * benchmarks, or needs a production host) says so on the line before it:
  * `<!-- not run: why -->`.
  *
- * What the test changes, and nothing else: `localhost:8080` becomes the port it chose, and `npm ci`
- * does nothing (this checkout is installed). A curl that answers an
+ * What the test changes, and nothing else: `localhost:8080` becomes the port it chose for the
+ * service, `localhost:8090` the one it chose for the authority simulator (`npm run authority-sim`
+ * listens there through AUTHORITY_SIM_PORT), and `npm ci` does nothing (this checkout is
+ * installed). The documents are `DOCUMENTS` (test/helpers/documents.ts): the README, docs/*.md and
+ * packages/client/README.md, each in a session of its own. A curl that answers an
  * HTTP error fails the block, unless the example asks for the status itself (`-i`) or for
  * silence (`-f`). The session runs in a folder of links to this checkout, so files an example
  * writes (openapi.json) land there, not in the repository.
@@ -17,6 +20,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { launch } from "../scripts/lib/processes.ts";
+import { DOCUMENTS } from "./helpers/documents.ts";
 import { freePort, REPO_ROOT } from "./helpers/processes.ts";
 import { HANG_TIMEOUT_MS } from "./helpers/waiting.ts";
 
@@ -50,8 +54,6 @@ function shellBlocks(file: string): ShellBlock[] {
   return blocks;
 }
 
-const DOCUMENTS = ["README.md", "packages/client/README.md", ...readdirSync(join(REPO_ROOT, "docs")).filter((name) => name.endsWith(".md")).map((name) => `docs/${name}`)];
-
 /** Shell functions the session starts with: how `npm ci` and curl behave under the test. */
 const PRELUDE = String.raw`set -eo pipefail
 trap 'status=$?; printf "\n::exit %d\n" "$status"' EXIT
@@ -84,18 +86,27 @@ interface SessionResult {
 
 async function runSession(blocks: ShellBlock[], scratch: string): Promise<SessionResult> {
   const port = await freePort();
+  const simulatorPort = await freePort();
   const script = [PRELUDE];
   const origins = PRELUDE.split("\n").map(() => "the prelude");
   for (const block of blocks) {
     script.push(`printf "\\n::block %s\\n" "${block.file}:${block.line}"`);
     origins.push("");
     block.commands.forEach((command, offset) => {
-      script.push(command.replaceAll("localhost:8080", `127.0.0.1:${port}`));
+      script.push(command.replaceAll("localhost:8080", `127.0.0.1:${port}`).replaceAll("localhost:8090", `127.0.0.1:${simulatorPort}`));
       origins.push(`${block.file}:${block.line + offset}`);
     });
   }
-  const env: Record<string, string | undefined> = { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATABASE_URL: `sqlite:${join(scratch, "work-item-api.db")}`, LOG_LEVEL: "warn", REDOCLY_TELEMETRY: "off" };
-  for (const name of ["JWT_SECRET", "DATA_ENCRYPTION_KEY", "ROLE", "BATCH_MAX_ITEMS", "TEST_CONCURRENCY", "MIGRATE_ON_START"]) delete env[name];
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    AUTHORITY_SIM_PORT: String(simulatorPort),
+    DATABASE_URL: `sqlite:${join(scratch, "work-item-api.db")}`,
+    LOG_LEVEL: "warn",
+    REDOCLY_TELEMETRY: "off",
+  };
+  for (const name of ["JWT_SECRET", "DATA_ENCRYPTION_KEY", "ROLE", "BATCH_MAX_ITEMS", "TEST_CONCURRENCY", "MIGRATE_ON_START", "AUTHORITY_URL", "BOT_SCHEDULE"]) delete env[name];
   const session = launch("bash", ["-c", script.join("\n")], { env, cwd: checkoutOfLinks(scratch), stopGraceMs: 5_000 });
   try {
     // The session ends with a service still running in the background (`npm start &`), which
