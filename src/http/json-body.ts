@@ -8,7 +8,7 @@
 import { isUtf8 } from "node:buffer";
 import type { FastifyInstance } from "fastify";
 import { ApiError } from "../errors.ts";
-import { unstorableText, unstorableTextError } from "./storable-text.ts";
+import { refusalOfBody, unstorableText } from "./storable-text.ts";
 
 const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
 
@@ -73,7 +73,8 @@ export function installJsonParser(app: FastifyInstance): void {
     if (!text.includes("\\u")) return parseJson(request, text, done);
     parseJson(request, text, (error, value) => {
       const errors = error ? undefined : unstorableText(value);
-      if (errors) done(unstorableTextError(errors), undefined);
+      const refusal = errors && refusalOfBody(request, errors);
+      if (refusal) done(refusal, undefined);
       else done(error, value);
     });
   });

@@ -4,9 +4,22 @@
  * encode it). Such a string anywhere in a body, property names included, or in a query string is
  * refused with 400 naming where it is, before any route reads it. Checked here, once for every
  * route, so no field, form or filter can forget it, and nothing is half stored.
+ *
+ * One exception, which a route must ask for: a body that is a list of items each stored on its
+ * own (a bulk add, SPEC §11.1, §24) gives an item with such text a result of its own, and stores
+ * the others. Its route names the list (`config: { storableTextPerItem: "items" }`); the body gets
+ * through only when every such text is inside an item of that list, and the route must then check
+ * each item with `unstorableText` (`holdsUnstorableText` tells it whether any has some).
  */
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { ApiError, type FieldErrors } from "../errors.ts";
+
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /** The body's list property whose items the route checks for unstorable text one by one. */
+    storableTextPerItem?: string;
+  }
+}
 
 /** With the `u` flag a string is read by code point: a paired surrogate is one astral code point, a lone one is in Cs. */
 // eslint-disable-next-line no-control-regex -- the control character is what this looks for
@@ -52,6 +65,28 @@ export function unstorableText(value: unknown): FieldErrors | undefined {
 
 export const unstorableTextError = (errors: FieldErrors) =>
   new ApiError("VALIDATION_FAILED", "See errors for every problem found in the request.", { errors });
+
+/** After the list's name: an item's index, and the path within it, if any. */
+const ITEM_PATH = /^\d+(?:\.|$)/;
+
+/** Bodies let through to a route that checks its items one by one: they hold unstorable text. */
+const checkedPerItem = new WeakSet<FastifyRequest>();
+
+/**
+ * What the body parser does with the unstorable text it found in a request's body: the error to
+ * refuse the request with, or none when the route checks the items of its list one by one and
+ * every such text is inside one of them.
+ */
+export function refusalOfBody(request: FastifyRequest, errors: FieldErrors): ApiError | undefined {
+  const list = request.routeOptions.config?.storableTextPerItem;
+  const inAnItem = (path: string) => list !== undefined && path.startsWith(`${list}.`) && ITEM_PATH.test(path.slice(list.length + 1));
+  if (!Object.keys(errors).every(inAnItem)) return unstorableTextError(errors);
+  checkedPerItem.add(request);
+  return undefined;
+}
+
+/** Whether the body of a route that checks its items one by one holds unstorable text in any. */
+export const holdsUnstorableText = (request: FastifyRequest) => checkedPerItem.has(request);
 
 /**
  * Query strings: a NUL can only arrive as `%00` (a bad UTF-8 sequence decodes to U+FFFD), so

@@ -5,6 +5,7 @@
  *   and nothing is stored;
  * - a change could replace the original's customerReference, documentReference or webhookUrl;
  * - a NUL in an operator's reason answered 500 on PostgreSQL. Now a 400, with nothing audited.
+ * And from issue 45 (SPEC §24): in a bulk add, such text is the item's own 400 result.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -64,15 +65,45 @@ for (const backend of await availableBackends()) {
       for (const [overrides, field, message] of cases) {
         refusedNaming(await post("AddWorkItemCreate", validWorkItem(overrides)), field, message);
       }
-      const bulk = await post("AddWorkItemCreateBulk", { items: [validWorkItem(), validWorkItem({ note: { sendValue: "\u0000" } })] });
-      refusedNaming(bulk, "items.1.note.sendValue", NUL_MESSAGE);
-      assert.equal(await workItemCount(), before, "no item was stored, the bulk's sound first item neither");
+      assert.equal(await workItemCount(), before, "no item was stored");
 
       // A paired surrogate (an emoji) is text like any other, and an escaped backslash before "u0000" is no NUL.
       const emoji = await post("AddWorkItemCreate", validWorkItem({ note: { sendValue: "mest 🐄", documentValue: "\\u0000 is not a NUL" } }));
       assert.equal(emoji.statusCode, 200, emoji.body);
       const list = await t.app.inject({ url: "/api/AuthorityRvdm/WorkItems?limit=100", headers: bearer(tenant.token) });
       assert.equal(list.statusCode, 200, list.body);
+    });
+
+    test("a bulk add gives an item with such text a 400 result of its own and stores the others; allOrNothing refuses the whole request (SPEC §24)", async () => {
+      const items = [
+        validWorkItem({ customerReference: "BULK-0" }),
+        validWorkItem({ note: { sendValue: "a\u0000b" } }),
+        validWorkItem({ customerReference: "BULK-2" }),
+        validWorkItem({ [`n${LONE}`]: { sendValue: "x" }, productName: { sendValue: "MEST", documentValue: `x${LONE}` } }),
+        validWorkItem({ customerReference: "BULK-4" }),
+      ];
+      const before = await workItemCount();
+      const all = await post("AddWorkItemCreateBulk", { items, allOrNothing: true });
+      refusedNaming(all, "items[1].note.sendValue", NUL_MESSAGE);
+      refusedNaming(all, "items[3].productName.documentValue", SURROGATE_MESSAGE);
+      refusedNaming(all, "items[3].n\\uD800", `the property name ${SURROGATE_MESSAGE}`);
+      assert.equal(await workItemCount(), before, "allOrNothing: nothing stored");
+
+      const bulk = await post("AddWorkItemCreateBulk", { items });
+      assert.equal(bulk.statusCode, 200, bulk.body);
+      const results = bulk.json<{ results: Array<{ index: number; status?: number; workItemId?: number; errors?: Record<string, string[]> }> }>().results;
+      assert.deepEqual(results.map((result) => result.status ?? "stored"), ["stored", 400, "stored", 400, "stored"]);
+      assert.deepEqual(results[1]!.errors, { "note.sendValue": [NUL_MESSAGE] });
+      assert.deepEqual(results[3]!.errors, { "n\\uD800": [`the property name ${SURROGATE_MESSAGE}`], "productName.documentValue": [SURROGATE_MESSAGE] });
+      assert.equal(await workItemCount(), before + 3, "the three sound items are stored");
+      for (const index of [0, 2, 4]) {
+        const read = await t.app.inject({ url: `/api/AuthorityRvdm/WorkItem/${results[index]!.workItemId}`, headers: bearer(tenant.token) });
+        assert.equal(read.statusCode, 200, read.body);
+      }
+
+      // Outside the items, such text still refuses the whole request.
+      refusedNaming(await post("AddWorkItemCreateBulk", { items: [validWorkItem()], "all\u0000OrNothing": true }), "all\\u0000OrNothing", `the property name ${NUL_MESSAGE}`);
+      assert.equal(await workItemCount(), before + 3);
     });
 
     test("a change with such text in `changes` is a 400 naming it; the original is unchanged and readable", async () => {

@@ -16,6 +16,7 @@ import type { AppContext } from "../../app-context.ts";
 import { WORK_TYPE_AUTHORITY_RVDM } from "../../domain/views.ts";
 import { ApiError, type FieldErrors } from "../../errors.ts";
 import { createCanonicalizer } from "../../http/compat.ts";
+import { holdsUnstorableText, unstorableText } from "../../http/storable-text.ts";
 import { compileBodyValidator, createValidatorCompiler } from "../../http/validation.ts";
 import type { BatchKey } from "../../domain/views.ts";
 import { guardedResponses } from "../../http/problem-schema.ts";
@@ -130,6 +131,8 @@ export function register(app: FastifyInstance, ctx: AppContext): void {
       response: { 200: BulkAddedResponse, ...guardedResponses(400, 409, 413, 415, 422) },
     },
     bodyLimit: ctx.config.maxBulkBodyBytes,
+    // An item with text the stores can't hold is refused on its own, like any other invalid item (SPEC §24).
+    config: { storableTextPerItem: "items" },
     // The document shows the items' schema; Fastify checks the envelope, and each item is checked on its own below.
     validatorCompiler: (route) => compile(route.httpPart === "body" ? { ...route, schema: BulkEnvelope } : route),
     preValidation: async (request) => {
@@ -142,7 +145,7 @@ export function register(app: FastifyInstance, ctx: AppContext): void {
     handler: async (request, reply) => {
       const { companyId } = request.tenant;
       const { items, allOrNothing = false } = request.body;
-      const checked = await checkItems(items, validateItem, ctx);
+      const checked = await checkItems(items, holdsUnstorableText(request) ? (item) => unstorableText(item) ?? validateItem(item) : validateItem, ctx);
       const refused: ItemRefusal[] = checked.flatMap((item, index) => ("errors" in item ? [{ index, errors: item.errors }] : []));
       if (allOrNothing && refused.length > 0) {
         throw new ApiError("VALIDATION_FAILED", `${refused.length} of ${items.length} items are invalid; with allOrNothing nothing was stored.`, {
