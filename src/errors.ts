@@ -64,6 +64,11 @@ export class ApiError extends Error {
   }
 }
 
+const VALIDATION_DETAIL = "See errors for every problem found in the request.";
+
+/** A 400 listing every problem found, by field path. */
+export const validationError = (errors: FieldErrors) => new ApiError("VALIDATION_FAILED", VALIDATION_DETAIL, { errors });
+
 export const problemTypeFor = (code: ErrorCode) => `urn:work-item-api:problem:${code.toLowerCase().replace(/_/g, "-")}`;
 
 export interface ProblemDetails {
@@ -107,9 +112,7 @@ export function toApiError(error: unknown): ApiError {
   }
   const fastifyError = error as Partial<FastifyError> & { validation?: unknown };
   if (fastifyError.validation) {
-    return new ApiError("VALIDATION_FAILED", "See errors for every problem found in the request.", {
-      errors: fieldErrorsFromValidation(fastifyError as FastifyError),
-    });
+    return validationError(fieldErrorsFromValidation(fastifyError as FastifyError));
   }
   switch (fastifyError.code) {
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":

@@ -23,8 +23,10 @@ const DATE = /^\d{4}-\d{2}-\d{2}$/;
 /** Totals are counted up to here; above it the list says "more than". */
 const TOTAL_CAP = 10_000;
 
+/** The query parameters the page reads: its filters, sort and page link. */
+export const WORK_ITEMS_QUERY = ["companyId", "workBatchId", "status", "due", "deadlineBefore", "sort", "cursor", ...TEXT_FILTERS] as const;
 /** The filters as the form sends them: every value a string, empty meaning "any". */
-type FilterForm = Partial<Record<"companyId" | "workBatchId" | "status" | "due" | "deadlineBefore" | "sort" | "cursor" | (typeof TEXT_FILTERS)[number], string>>;
+type FilterForm = Partial<Record<(typeof WORK_ITEMS_QUERY)[number], string>>;
 
 const DUE_FILTERS = { overdue: "Overdue", today: "Due today" } as const;
 const SORTS = { deadline: "Deadline, earliest first", newest: "Newest first" } as const;
@@ -145,7 +147,7 @@ function totalText(total: number): string {
 export function registerWorkItemsPage(app: FastifyInstance, ctx: AppContext): void {
   app.get("/work-items", async (request, reply) => {
     const viewer = viewerOf(request, reply);
-    const form: FilterForm = queryFields(request.query);
+    const form: FilterForm = queryFields(request.query, WORK_ITEMS_QUERY);
     const now = new Date();
     const query = parseFilters(form, now, viewer.timeZone);
     const { limit: _limit, beforeWorkItemId: _before, afterDeadline: _after, ...filters } = query;
