@@ -6,7 +6,7 @@
  * route, so no field, form or filter can forget it, and nothing is half stored.
  */
 import type { FastifyInstance } from "fastify";
-import { validationError, type FieldErrors } from "../errors.ts";
+import { ApiError, type FieldErrors } from "../errors.ts";
 
 /** With the `u` flag a string is read by code point: a paired surrogate is one astral code point, a lone one is in Cs. */
 // eslint-disable-next-line no-control-regex -- the control character is what this looks for
@@ -50,7 +50,8 @@ export function unstorableText(value: unknown): FieldErrors | undefined {
   return errors && Object.fromEntries(errors);
 }
 
-export const unstorableTextError = (errors: FieldErrors) => validationError(errors);
+export const unstorableTextError = (errors: FieldErrors) =>
+  new ApiError("VALIDATION_FAILED", "See errors for every problem found in the request.", { errors });
 
 /**
  * Query strings: a NUL can only arrive as `%00` (a bad UTF-8 sequence decodes to U+FFFD), so
