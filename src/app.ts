@@ -14,6 +14,7 @@ import { TokenService } from "./auth/tokens.ts";
 import type { Config } from "./config.ts";
 import { installErrorHandling } from "./errors.ts";
 import { refuseUnstorableQuery } from "./http/storable-text.ts";
+import { checkQueryShape } from "./http/query-shape.ts";
 import { installJsonParser } from "./http/json-body.ts";
 import { refuseWhileClosing, serverOptions } from "./http/server-options.ts";
 import { bindRequestLog, lazyChildLoggerFactory } from "./http/request-logger.ts";
@@ -111,6 +112,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.removeContentTypeParser(["text/plain"]);
   installJsonParser(app);
   refuseUnstorableQuery(app);
+  checkQueryShape(app);
 
   const routePatterns: Array<{ method: string; pattern: RegExp }> = [];
   app.addHook("onRoute", (route) => {

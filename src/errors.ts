@@ -64,6 +64,11 @@ export class ApiError extends Error {
   }
 }
 
+const VALIDATION_DETAIL = "See errors for every problem found in the request.";
+
+/** A 400 listing every problem found, by field path. */
+export const validationError = (errors: FieldErrors) => new ApiError("VALIDATION_FAILED", VALIDATION_DETAIL, { errors });
+
 export const problemTypeFor = (code: ErrorCode) => `urn:work-item-api:problem:${code.toLowerCase().replace(/_/g, "-")}`;
 
 export interface ProblemDetails {
@@ -107,9 +112,7 @@ export function toApiError(error: unknown): ApiError {
   }
   const fastifyError = error as Partial<FastifyError> & { validation?: unknown };
   if (fastifyError.validation) {
-    return new ApiError("VALIDATION_FAILED", "See errors for every problem found in the request.", {
-      errors: fieldErrorsFromValidation(fastifyError as FastifyError),
-    });
+    return validationError(fieldErrorsFromValidation(fastifyError as FastifyError));
   }
   switch (fastifyError.code) {
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
@@ -143,8 +146,13 @@ interface AjvLikeError {
   keyword?: string;
   params?: Record<string, unknown>;
   message?: string;
-  /** Present because Ajv runs with `verbose`; a schema may carry its own `errorMessage`. */
-  parentSchema?: { errorMessage?: string };
+  /** Present because Ajv runs with `verbose`: the value that failed. */
+  data?: unknown;
+  /**
+   * Present because Ajv runs with `verbose`. A schema may carry its own `errorMessage`: a text
+   * for its type, pattern and `not`, or a text per keyword (`{ minProperties: "…" }`).
+   */
+  parentSchema?: { errorMessage?: string | Record<string, string> };
 }
 
 /** Turns Ajv's errors into `{ "productName.sendValue": ["…"] }`, every problem at once. */
@@ -162,7 +170,7 @@ export function fieldErrorsFromValidation(error: FastifyError): FieldErrors {
       segments.push(item.params.additionalProperty);
     }
     const path = segments.length > 0 ? segments.join(".") : context === "body" ? "$" : (context ?? "$");
-    const message = messageFor(item);
+    const message = messageFor(item, context === "body");
     const list = errors.get(path) ?? [];
     errors.set(path, list);
     if (!list.includes(message)) list.push(message);
@@ -172,10 +180,43 @@ export function fieldErrorsFromValidation(error: FastifyError): FieldErrors {
 
 const decodePointer = (segment: string) => segment.replace(/~1/g, "/").replace(/~0/g, "~");
 
-function messageFor(item: AjvLikeError): string {
-  const params = item.params ?? {};
+const withArticle = (noun: string) => `${/^[aeiou]/.test(noun) ? "an" : "a"} ${noun}`;
+
+/** What a JSON value is, as a message names it: "an array", "an object", "a string", "null", … */
+function shapeOf(value: unknown, expected: string[]): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  // A number where an integer belongs is shown: "must be an integer, not 1.5".
+  if (typeof value === "number") return expected.includes("integer") ? String(value) : "a number";
+  return withArticle(typeof value);
+}
+
+/**
+ * A type error names the expected shape and, in a body, the shape that came ("must be an object,
+ * not an array"): a body part of the wrong shape must say so (SPEC §24). Text parts (query, path,
+ * headers) are always text, so there it names the expected shape alone.
+ */
+function typeMessage(item: AjvLikeError, inBody: boolean): string {
+  const type = item.params?.type;
+  const expected = (Array.isArray(type) ? type.map(String) : String(type).split(",")).filter((name) => name !== "");
+  const wanted = `must be ${expected.map((name) => (name === "null" ? "null" : withArticle(name))).join(" or ")}`;
+  return inBody && "data" in item ? `${wanted}, not ${shapeOf(item.data, expected)}` : wanted;
+}
+
+/** The schema's own message for this error, if it has one. */
+function customMessage(item: AjvLikeError): string | undefined {
   const custom = item.parentSchema?.errorMessage;
-  if (custom && (item.keyword === "type" || item.keyword === "pattern" || item.keyword === "not")) return custom;
+  if (typeof custom === "string") return item.keyword === "type" || item.keyword === "pattern" || item.keyword === "not" ? custom : undefined;
+  const forKeyword = custom && item.keyword !== undefined ? custom[item.keyword] : undefined;
+  return typeof forKeyword === "string" ? forKeyword : undefined;
+}
+
+const plural = (count: unknown, noun: string, nouns: string) => `${String(count)} ${count === 1 ? noun : nouns}`;
+
+function messageFor(item: AjvLikeError, inBody: boolean): string {
+  const params = item.params ?? {};
+  const custom = customMessage(item);
+  if (custom) return custom;
   switch (item.keyword) {
     case "required":
       return "is required";
@@ -191,16 +232,22 @@ function messageFor(item: AjvLikeError): string {
         : `must be a valid ${String(params.format)}`;
     case "enum":
       return `must be one of: ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ")}`;
+    case "const":
+      return `must be ${JSON.stringify(params.allowedValue)}`;
     case "minItems":
-      return `must have at least ${String(params.limit)} item${params.limit === 1 ? "" : "s"}`;
+      return `must have at least ${plural(params.limit, "item", "items")}`;
     case "maxItems":
-      return `must have at most ${String(params.limit)} items`;
+      return `must have at most ${plural(params.limit, "item", "items")}`;
+    case "minProperties":
+      return `must have at least ${plural(params.limit, "property", "properties")}`;
+    case "maxProperties":
+      return `must have at most ${plural(params.limit, "property", "properties")}`;
     case "minimum":
       return `must be ≥ ${String(params.limit)}`;
     case "maximum":
       return `must be ≤ ${String(params.limit)}`;
     case "type":
-      return `must be ${/^[aeiou]/.test(String(params.type)) ? "an" : "a"} ${String(params.type)}`;
+      return typeMessage(item, inBody);
     default:
       return item.message ?? "is invalid";
   }

@@ -10,6 +10,8 @@ import { positiveInteger, queryFields } from "./params.ts";
 import { viewerOf } from "./security.ts";
 
 const PAGE_SIZE = 50;
+/** The query parameters the page reads. */
+export const AUDIT_QUERY = ["cursor"] as const;
 
 /** What was acted on, each part a link to where it is listed. */
 function target(entry: AuditEntry, names: CompanyNames): Html {
@@ -27,7 +29,7 @@ function target(entry: AuditEntry, names: CompanyNames): Html {
 export function registerAuditPage(app: FastifyInstance, ctx: AppContext): void {
   app.get("/audit", async (request, reply) => {
     const viewer = viewerOf(request, reply);
-    const cursor = queryFields(request.query).cursor;
+    const cursor = queryFields(request.query, AUDIT_QUERY).cursor;
     const beforeAuditId = cursor ? positiveInteger(cursor) : undefined;
     if (cursor && beforeAuditId === undefined) throw new ApiError("VALIDATION_FAILED", "That page link is not valid; start from the first page.");
     const entries = await ctx.store.listAudit({ limit: PAGE_SIZE, ...(beforeAuditId ? { beforeAuditId } : {}) });

@@ -16,6 +16,8 @@ import { formField, operatorAction, viewerOf } from "./security.ts";
 
 const PAGE_SIZE = 50;
 const DELIVERY_STATUSES: readonly WebhookDeliveryStatus[] = ["pending", "delivered", "failed"];
+/** The query parameters the page reads: its filters, page link and the confirmation of an action. */
+export const DELIVERIES_QUERY = ["status", "companyId", "cursor", "done", "delivery"] as const;
 
 const answered = (attempt: WebhookAttempt) => attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode <= 299;
 
@@ -71,7 +73,7 @@ function afterAction(back: string | undefined, outcome: keyof typeof CONFIRMATIO
 export function registerDeliveriesPage(app: FastifyInstance, ctx: AppContext): void {
   app.get("/webhook-deliveries", async (request, reply) => {
     const viewer = viewerOf(request, reply);
-    const form = queryFields(request.query);
+    const form = queryFields(request.query, DELIVERIES_QUERY);
     const status = form.status ? DELIVERY_STATUSES.find((known) => known === form.status) : undefined;
     if (form.status && !status) throw new ApiError("VALIDATION_FAILED", `Status must be one of ${DELIVERY_STATUSES.join(", ")}.`);
     const companyId = form.companyId ? positiveInteger(form.companyId) : undefined;

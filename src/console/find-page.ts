@@ -12,12 +12,14 @@ import { positiveInteger, queryFields } from "./params.ts";
 import { viewerOf } from "./security.ts";
 
 const FIND_MAX_LENGTH = 200;
+/** The query parameters the page reads. */
+export const FIND_QUERY = ["q"] as const;
 
 export function registerFindPage(app: FastifyInstance, ctx: AppContext): void {
   app.get("/find", async (request, reply) => {
     const viewer = viewerOf(request, reply);
-    const text = queryFields(request.query).q?.trim() ?? "";
-    if (text.length === 0 || text.length > FIND_MAX_LENGTH) throw new ApiError("VALIDATION_FAILED", `Type a work item id, an application number or a registration number (at most ${FIND_MAX_LENGTH} characters).`);
+    const text = queryFields(request.query, FIND_QUERY).q?.trim() ?? "";
+    if (text.length === 0 || text.length > FIND_MAX_LENGTH) throw new ApiError("VALIDATION_FAILED", `Find takes a work item id, an application number or a registration number (at most ${FIND_MAX_LENGTH} characters).`);
 
     const workItemId = positiveInteger(text);
     if (workItemId !== undefined && (await ctx.store.getWorkItemTimeline(workItemId))) return reply.redirect(`/console/work-items/${workItemId}`, 303);

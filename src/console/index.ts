@@ -10,7 +10,7 @@ import { registerAssets, registerFavicon } from "./assets.ts";
 import { registerAuditPage } from "./audit-page.ts";
 import { registerDeliveriesPage } from "./deliveries-page.ts";
 import { registerFindPage } from "./find-page.ts";
-import { html } from "./html.ts";
+import { html, type Html } from "./html.ts";
 import { barePage } from "./layout.ts";
 import { registerOidcSignIn } from "./oidc-sign-in.ts";
 import { registerOverviewPage } from "./overview-page.ts";
@@ -25,6 +25,13 @@ function consoleError(error: unknown): ApiError {
   const status = (error as Partial<FastifyError>).statusCode;
   if (status === 403) return new ApiError("FORBIDDEN", "This form has expired or did not come from the console. Go back, reload the page and try again.");
   return toApiError(error);
+}
+
+/** What went wrong, for a person: the detail, or each field with its problems (a query or form value the store cannot hold, say). */
+function problemText(problem: ApiError): Html {
+  if (!problem.errors) return html`<p>${problem.detail}</p>`;
+  const fields = Object.entries(problem.errors).map(([field, messages]) => html`<li><code>${field}</code> ${messages.join("; ")}</li>`);
+  return html`<p>This cannot be used as it is sent:</p><ul>${fields}</ul>`;
 }
 
 export async function registerConsole(app: FastifyInstance, ctx: AppContext): Promise<void> {
@@ -42,7 +49,7 @@ export async function registerConsole(app: FastifyInstance, ctx: AppContext): Pr
         const problem = consoleError(error);
         if (problem.status >= 500) request.log.error({ err: error }, "console request failed");
         for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
-        const body = html`<p>${problem.detail}</p><p><a href="/console">Back to the overview</a></p>`;
+        const body = html`${problemText(problem)}<p><a href="/console">Back to the overview</a></p>`;
         return reply.code(problem.status).type("text/html; charset=utf-8").send(barePage(problem.title, body).markup);
       });
       console.setNotFoundHandler(async (_request, reply) => {

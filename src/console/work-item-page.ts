@@ -19,6 +19,8 @@ import { positiveInteger, queryFields } from "./params.ts";
 import { operatorAction, viewerOf } from "./security.ts";
 
 type ItemParams = { Params: { id: string } };
+/** The query parameter the page reads: the confirmation of an action. */
+export const WORK_ITEM_QUERY = ["done"] as const;
 
 const itemId = (raw: string): number => {
   const id = positiveInteger(raw);
@@ -134,7 +136,7 @@ export function registerWorkItemPage(app: FastifyInstance, ctx: AppContext): voi
       companyNames(ctx.store, [item.companyId]),
     ]);
     const now = new Date();
-    const done = queryFields(request.query).done;
+    const done = queryFields(request.query, WORK_ITEM_QUERY).done;
     const body = html`${confirmationNotice(done === "retried" ? "Retried: the item is New again in its company's open batch." : done === "cancelled" ? "Cancelled: the item will not be filed." : undefined)}
 <p class="muted">Work item ${item.workItemId} of company ${companyLabel(item.companyId, names)}: ${statusBadge(item.status)}${deadlineBadge(item, now, viewer.timeZone)}</p>
 ${whyItFailed(item)}

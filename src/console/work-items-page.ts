@@ -19,12 +19,16 @@ import { viewerOf } from "./security.ts";
 const PAGE_SIZE = 50;
 export const ITEM_STATUSES: readonly WorkItemStatus[] = ["New", "InProgress", "Submitted", "Successful", "Failed", "Cancelled", "Withdrawn"];
 const TEXT_FILTERS = ["customerReference", "applicationNumber", "registrationNumber"] as const;
+/** The text filters' labels, which the form shows and a refusal names. */
+const TEXT_FILTER_LABELS: Record<(typeof TEXT_FILTERS)[number], string> = { customerReference: "Customer reference", applicationNumber: "Application number", registrationNumber: "Registration number" };
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 /** Totals are counted up to here; above it the list says "more than". */
 const TOTAL_CAP = 10_000;
 
+/** The query parameters the page reads: its filters, sort and page link. */
+export const WORK_ITEMS_QUERY = ["companyId", "workBatchId", "status", "due", "deadlineBefore", "sort", "cursor", ...TEXT_FILTERS] as const;
 /** The filters as the form sends them: every value a string, empty meaning "any". */
-type FilterForm = Partial<Record<"companyId" | "workBatchId" | "status" | "due" | "deadlineBefore" | "sort" | "cursor" | (typeof TEXT_FILTERS)[number], string>>;
+type FilterForm = Partial<Record<(typeof WORK_ITEMS_QUERY)[number], string>>;
 
 const DUE_FILTERS = { overdue: "Overdue", today: "Due today" } as const;
 const SORTS = { deadline: "Deadline, earliest first", newest: "Newest first" } as const;
@@ -66,7 +70,7 @@ function parseFilters(form: FilterForm, now: Date, timeZone: string): OperatorWo
   for (const name of TEXT_FILTERS) {
     const value = form[name]?.trim();
     if (value) {
-      if (value.length > 200) throw new ApiError("VALIDATION_FAILED", "A search text may be at most 200 characters.");
+      if (value.length > 200) throw new ApiError("VALIDATION_FAILED", `${TEXT_FILTER_LABELS[name]} may be at most 200 characters.`);
       query[name] = value;
     }
   }
@@ -99,17 +103,17 @@ ${filterFields(form)}
 }
 
 function filterFields(form: FilterForm): Html {
-  const text = (name: (typeof TEXT_FILTERS)[number], label: string) =>
-    html`<div><label for="filter-${name}">${label}</label><input id="filter-${name}" name="${name}" type="search" maxlength="200" value="${form[name] ?? ""}"></div>`;
+  const text = (name: (typeof TEXT_FILTERS)[number]) =>
+    html`<div><label for="filter-${name}">${TEXT_FILTER_LABELS[name]}</label><input id="filter-${name}" name="${name}" type="search" maxlength="200" value="${form[name] ?? ""}"></div>`;
   const statuses = ITEM_STATUSES.map((status) => html`<option value="${status}"${form.status === status ? html` selected` : ""}>${status}</option>`);
   return html`<form method="get" action="/console/work-items" class="filters" role="search" aria-label="Filter work items">
 <div><label for="filter-status">Status</label><select id="filter-status" name="status"><option value="">Any</option>${statuses}</select></div>
 <div><label for="filter-due">Due</label><select id="filter-due" name="due"><option value="">Any</option>${options(DUE_FILTERS, form.due)}</select></div>
 <div><label for="filter-companyId">Company</label><input id="filter-companyId" name="companyId" type="text" inputmode="numeric" pattern="[0-9]*" size="8" value="${form.companyId ?? ""}"></div>
 <div><label for="filter-workBatchId">Batch</label><input id="filter-workBatchId" name="workBatchId" type="text" inputmode="numeric" pattern="[0-9]*" size="8" value="${form.workBatchId ?? ""}"></div>
-${text("customerReference", "Customer reference")}
-${text("applicationNumber", "Application number")}
-${text("registrationNumber", "Registration number")}
+${text("customerReference")}
+${text("applicationNumber")}
+${text("registrationNumber")}
 <div><label for="filter-deadlineBefore">Deadline before</label><input id="filter-deadlineBefore" name="deadlineBefore" type="date" value="${form.deadlineBefore ?? ""}"></div>
 <div><label for="filter-sort">Sort</label><select id="filter-sort" name="sort">${options(SORTS, sortOf(form))}</select></div>
 <div class="filter-actions"><button type="submit">Filter</button> <a href="/console/work-items">Clear</a></div>
@@ -145,7 +149,7 @@ function totalText(total: number): string {
 export function registerWorkItemsPage(app: FastifyInstance, ctx: AppContext): void {
   app.get("/work-items", async (request, reply) => {
     const viewer = viewerOf(request, reply);
-    const form: FilterForm = queryFields(request.query);
+    const form: FilterForm = queryFields(request.query, WORK_ITEMS_QUERY);
     const now = new Date();
     const query = parseFilters(form, now, viewer.timeZone);
     const { limit: _limit, beforeWorkItemId: _before, afterDeadline: _after, ...filters } = query;

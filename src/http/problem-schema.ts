@@ -32,7 +32,7 @@ export const ValidationProblemDetails = Type.Object(
 );
 
 const descriptions: Record<number, string> = {
-  400: "malformed JSON, schema violation or bad webhook address",
+  400: "malformed JSON, schema violation, bad webhook address, or a query parameter given more than once (unknown ones are ignored)",
   401: "missing, invalid or expired token, or wrong credentials",
   403: "token without role ApiKey, or an operator token",
   404: "unknown id, or an id of another company",

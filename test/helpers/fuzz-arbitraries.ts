@@ -212,3 +212,28 @@ export function queryStrings(knownNames: string[]): fc.Arbitrary<string> {
   );
   return fc.array(fc.tuple(name, value), { maxLength: 6 }).map((pairs) => pairs.map(([k, v]) => `${k}=${v}`).join("&"));
 }
+
+/**
+ * One query parameter in every shape a single value should not come in (SPEC §24): repeated (in
+ * one letter case and in two), bracketed as a list (`a[]`, `a[0]`), very long, empty, bare.
+ * `value` is one the parameter could take; the shapes are listed so that a sweep covers each.
+ */
+export function parameterShapes(name: string, value: string): string[] {
+  const v = encodeURIComponent(value);
+  return [
+    `${name}=${v}&${name}=${v}`,
+    `${name}=${v}&${name.toUpperCase()}=${v}`,
+    `${name}=&${name}=${v}&${name}=${"9".repeat(300)}`,
+    `${name}[]=${v}`,
+    `${name}[]=${v}&${name}[]=${v}`,
+    `${name}[0]=${v}&${name}[1]=${v}`,
+    `${name}=${"x".repeat(20_000)}`,
+    `${name}=${"%F0%9F%98%80".repeat(2_000)}`,
+    `${name}=`,
+    name,
+  ];
+}
+
+/** A value for one parameter: one it could take (most of the time), or an odd one. */
+export const parameterValue = (plausible: string) =>
+  fc.oneof({ weight: 3, arbitrary: fc.constant(plausible) }, { weight: 2, arbitrary: oddString.map((s) => s.replace(/[\ud800-\udfff]/g, "")) });

@@ -2,11 +2,15 @@
  * Fuzzing with fast-check of every route in /openapi.json and of the headers: JSON bodies
  * (duplicate and prototype keys, numbers out of range, deep nesting, invalid UTF-8, garbled
  * text), content types, charsets and encodings, Authorization and Idempotency-Key values, path
- * ids and query strings; then a slice of byte-level requests over a real socket.
+ * ids and query strings; every query parameter of every route and console page repeated,
+ * bracketed (`a[]`, `a[0]`), very long and empty (SPEC §24); then a slice of byte-level
+ * requests over a real socket.
  *
- * After every request: no 5xx; every error is problem+json with a matching status; a rejected
- * request stored nothing (row counts unchanged) and a 200 add stored exactly one item (none when
- * replayed); the server keeps answering /healthz. At least 10,000 requests per run.
+ * After every request: no 5xx; every error is problem+json with a matching status (a console
+ * page's, an HTML page); a rejected request stored nothing (row counts unchanged) and a 200 add
+ * stored exactly one item (none when replayed); the server keeps answering /healthz. A 4xx to a
+ * parameter in the wrong shape names it; an operator route refuses a parameter it does not
+ * declare, and other routes answer as if it were not there. At least 10,000 requests per run.
  * FUZZ_SEED=<n> replays a run; FUZZ_SCALE=<x> multiplies the number of runs.
  */
 import assert from "node:assert/strict";
@@ -16,10 +20,19 @@ import fc from "fast-check";
 import type { InjectOptions, LightMyRequestResponse } from "fastify";
 import type { RowCounts } from "../helpers/backends.ts";
 import { availableBackends } from "../helpers/backends.ts";
+import { AUDIT_QUERY } from "../../src/console/audit-page.ts";
+import { DELIVERIES_QUERY } from "../../src/console/deliveries-page.ts";
+import { FIND_QUERY } from "../../src/console/find-page.ts";
+import { WORK_ITEM_QUERY } from "../../src/console/work-item-page.ts";
+import { WORK_ITEMS_QUERY } from "../../src/console/work-items-page.ts";
+import { createOperatorAccount } from "../../src/operators/accounts.ts";
+import { signedInClient, type ConsoleClient } from "../helpers/console-session.ts";
 import {
-  authorizations, contentEncodings, contentTypes, deepNesting, garbled, headerValue, idempotencyKeys, invalidUtf8, mutatedBody, pathIds, queryStrings, rawTree, serialize,
+  authorizations, contentEncodings, contentTypes, deepNesting, garbled, headerValue, idempotencyKeys, invalidUtf8, mutatedBody, parameterShapes, parameterValue, pathIds, queryStrings,
+  rawTree, serialize,
 } from "../helpers/fuzz-arbitraries.ts";
-import { apiOperations, describeOperation, exampleBody, type ApiOperation } from "../helpers/openapi-routes.ts";
+import { apiOperations, describeOperation, exampleBody, fillPath, type ApiOperation, type OpenApiParameter } from "../helpers/openapi-routes.ts";
+import { createTestOperator } from "../helpers/operators.ts";
 import { rawRequest, type RawResponse } from "../helpers/raw-http.ts";
 import { bearer, createTestApp, validWorkItem, type TestApp, type Tenant } from "../helpers/test-app.ts";
 
@@ -27,13 +40,35 @@ const MIN_REQUESTS = 10_000;
 const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
 const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
 /** Runs per part on the first backend; other backends get a fifth (the HTTP layer is shared). */
-const RUNS = { bodies: 5000, paths: 2000, queries: 1500, headers: 1500, socket: 600 };
+const RUNS = { bodies: 5000, paths: 2000, queries: 1500, parameterShapes: 400, consolePages: 200, headers: 1500, socket: 600 };
 
 const ADD = "/api/AuthorityRvdm/AddWorkItemCreate";
 const BULK = "/api/AuthorityRvdm/AddWorkItemCreateBulk";
 /** A change or withdrawal that names an existing original stores one item of its own, as an add does. */
 const FOLLOW_UPS = ["/api/AuthorityRvdm/AddWorkItemChange", "/api/AuthorityRvdm/AddWorkItemWithdraw"];
 const LOGIN = "/api/Login/Authenticate";
+/** A name no route declares. */
+const UNKNOWN_PARAMETER = "extra";
+/** How a console page's refusal names a parameter: by the label of its field, or by its name. */
+const CONSOLE_LABELS: Record<string, string> = {
+  companyId: "Company", workBatchId: "Batch", status: "Status", due: "Due", deadlineBefore: "Deadline before", sort: "Sort", cursor: "page link",
+  customerReference: "Customer reference", applicationNumber: "Application number", registrationNumber: "Registration number", q: "Find",
+};
+/** A value each console parameter could take. */
+const CONSOLE_VALUES: Record<string, string> = { deadlineBefore: "2026-12-01", due: "overdue", sort: "deadline", status: "New", done: "retried" };
+
+/** A value the parameter could take, from its schema in /openapi.json. */
+function plausibleValue(parameter: OpenApiParameter, id: number): string {
+  const schema = (parameter.schema ?? {}) as { type?: string; format?: string; enum?: unknown[]; anyOf?: Array<{ enum?: unknown[] }> };
+  const choice = schema.enum?.[0] ?? schema.anyOf?.[0]?.enum?.[0];
+  if (choice !== undefined) return String(choice);
+  if (schema.type === "integer") return parameter.name === "limit" ? "1" : String(id);
+  return schema.format === "date-time" ? new Date().toISOString() : "x";
+}
+
+/** Whether a problem's errors name the parameter: as sent, in any letter case, bracketed or not. */
+const problemNames = (body: string, name: string) =>
+  Object.keys((JSON.parse(body) as { errors?: Record<string, unknown> }).errors ?? {}).some((key) => key.toLowerCase().includes(name.toLowerCase()));
 
 type Answer = { status: number; headers: Record<string, string | string[] | number | undefined>; body: string };
 
@@ -45,6 +80,8 @@ for (const [index, backend] of backends.entries()) {
   describe(`fuzz [${backend.name}]`, () => {
     let t: TestApp;
     let tenant: Tenant;
+    let operatorToken: string;
+    let consolePages: ConsoleClient;
     let operations: ApiOperation[];
     let rows: RowCounts;
     let sent = 0;
@@ -60,6 +97,9 @@ for (const [index, backend] of backends.entries()) {
         validIds.push(key.workItemId, key.workBatchId);
       }
       operations = await apiOperations(t.app);
+      operatorToken = (await createTestOperator(t.store, "admin")).token;
+      const consoleOperator = await createOperatorAccount(t.store, { email: "fuzz@example.com", role: "admin" });
+      consolePages = await signedInClient(t.app, consoleOperator.email, consoleOperator.password);
       rows = await t.countRows();
     });
     after(() => t.close());
@@ -101,10 +141,43 @@ for (const [index, backend] of backends.entries()) {
       if (sent % 500 === 0) assert.equal((await t.app.inject({ url: "/healthz" })).statusCode, 200, "the server stays up");
     }
 
-    async function inject(options: InjectOptions, label: () => string): Promise<void> {
+    async function inject(options: InjectOptions, label: () => string): Promise<LightMyRequestResponse> {
       const response: LightMyRequestResponse = await t.app.inject(options);
       await check({ status: response.statusCode, headers: response.headers, body: response.body }, label, String(options.url));
+      return response;
     }
+
+    /**
+     * The invariants of a console page: no 5xx, a 4xx is an HTML page, a read stores nothing; with
+     * `parameter`, a 4xx names it; with `expectedStatus`, the page answers that.
+     */
+    async function checkPage(url: string, parameter: string | undefined, expectedStatus?: number): Promise<void> {
+      const answer = await consolePages.get(url);
+      sent++;
+      statuses.set(answer.statusCode, (statuses.get(answer.statusCode) ?? 0) + 1);
+      const where = `GET ${url.slice(0, 300)}\n-> ${answer.statusCode} ${answer.body.slice(0, 300)}`;
+      assert.ok(answer.statusCode < 500, `5xx: ${where}`);
+      if (expectedStatus !== undefined) assert.equal(answer.statusCode, expectedStatus, `as without the parameter: ${where}`);
+      if (answer.statusCode >= 400) {
+        assert.match(String(answer.headers["content-type"]), /^text\/html; charset=utf-8$/, `not the console's error page: ${where}`);
+        const label = parameter === undefined ? undefined : CONSOLE_LABELS[parameter];
+        if (parameter !== undefined) assert.ok(answer.body.includes(parameter) || (label !== undefined && answer.body.includes(label)), `does not name ${parameter}: ${where}`);
+      }
+      assert.deepEqual(await t.countRows(), rows, `a console page changed the rows: ${where}`);
+    }
+
+    /** Where a parameter is sent: every GET route and every operator route, with ids that exist. */
+    const parameterRoutes = () => operations.filter((operation) => operation.method === "GET" || operation.operator);
+    const urlOf = (operation: ApiOperation) => fillPath(operation, { workItemId: validIds[0]!, workBatchId: validIds[1]!, deliveryId: 1 });
+    const tokenFor = (operation: ApiOperation) => (operation.operator ? operatorToken : tenant.token);
+    const send = (operation: ApiOperation, query: string, label: () => string) => {
+      const body = operation.jsonBody ? { payload: JSON.stringify(exampleBody(operation)), headers: { ...bearer(tokenFor(operation)), "content-type": "application/json" } } : { headers: bearer(tokenFor(operation)) };
+      return inject({ method: operation.method, url: `${urlOf(operation)}?${query}`, ...body }, label);
+    };
+    /** A 4xx to a parameter in the wrong shape names it. */
+    const assertNamed = (response: LightMyRequestResponse, name: string, label: () => string) => {
+      if (response.statusCode >= 400) assert.ok(problemNames(response.body, name), `does not name ${name}: ${label()}\n-> ${response.statusCode} ${response.body.slice(0, 300)}`);
+    };
 
     const jsonRoutes = () => operations.filter((operation) => operation.jsonBody && operation.method !== "GET");
     const baseBody = (operation: ApiOperation): Record<string, unknown> => {
@@ -177,11 +250,14 @@ for (const [index, backend] of backends.entries()) {
     });
 
     test("query strings of every route", async () => {
-      const request = fc.record({
-        operation: fc.constantFrom(...operations.filter((o) => o.method === "GET" && o.pathParams.length === 0)),
-        query: queryStrings(operations.flatMap((o) => o.queryParams.map((p) => p.name))),
-        authorization: authorizations(tenant.token),
-      });
+      // Each route with its own kind of token, so the operator API's queries reach its store reads.
+      const request = fc.constantFrom(...operations.filter((o) => o.method === "GET" && o.pathParams.length === 0)).chain((operation) =>
+        fc.record({
+          operation: fc.constant(operation),
+          query: queryStrings(operations.flatMap((o) => o.queryParams.map((p) => p.name))),
+          authorization: authorizations(tokenFor(operation)),
+        }),
+      );
       await fc.assert(
         fc.asyncProperty(request, async (r) => {
           const url = `${r.operation.path}?${r.query}`;
@@ -189,6 +265,76 @@ for (const [index, backend] of backends.entries()) {
           await inject({ method: "GET", url, headers }, () => `GET ${url.slice(0, 400)}`);
         }),
         fcOptions(RUNS.queries),
+      );
+    });
+
+    test("every query parameter of every route, repeated, bracketed, very long and empty", async () => {
+      const routes = parameterRoutes();
+      assert.ok(routes.some((operation) => operation.queryParams.length > 0) && routes.some((operation) => operation.operator));
+      for (const operation of routes) {
+        const baseline = (await send(operation, "", () => describeOperation(operation))).statusCode;
+        for (const parameter of operation.queryParams) {
+          for (const query of parameterShapes(parameter.name, plausibleValue(parameter, validIds[0]!))) {
+            const label = () => `${describeOperation(operation)}?${query.slice(0, 300)}`;
+            assertNamed(await send(operation, query, label), parameter.name, label);
+          }
+        }
+        // A name the route does not declare: a 400 naming it on the operator API, ignored elsewhere.
+        for (const query of parameterShapes(UNKNOWN_PARAMETER, "1")) {
+          const label = () => `${describeOperation(operation)}?${query.slice(0, 300)}`;
+          const response = await send(operation, query, label);
+          if (operation.operator) {
+            assert.equal(response.statusCode, 400, label());
+            assertNamed(response, UNKNOWN_PARAMETER, label);
+          } else {
+            assert.equal(response.statusCode, baseline, `as without the parameter: ${label()}`);
+          }
+        }
+      }
+    });
+
+    test("query parameters in odd shapes with odd values", async () => {
+      const declared = parameterRoutes().flatMap((operation) => operation.queryParams.map((parameter) => ({ operation, parameter })));
+      const request = fc
+        .constantFrom(...declared)
+        .chain(({ operation, parameter }) =>
+          fc.record({ operation: fc.constant(operation), parameter: fc.constant(parameter), value: parameterValue(plausibleValue(parameter, validIds[0]!)), shape: fc.nat({ max: 9 }) }),
+        );
+      await fc.assert(
+        fc.asyncProperty(request, async (r) => {
+          const query = parameterShapes(r.parameter.name, r.value)[r.shape]!;
+          const label = () => `${describeOperation(r.operation)}?${query.slice(0, 300)}`;
+          assertNamed(await send(r.operation, query, label), r.parameter.name, label);
+        }),
+        fcOptions(RUNS.parameterShapes),
+      );
+    });
+
+    test("every query parameter of every console page, repeated, bracketed, very long and empty", async () => {
+      const pages: Array<{ path: string; names: readonly string[] }> = [
+        { path: "/console", names: [] },
+        { path: "/console/overview/live", names: [] },
+        { path: "/console/work-items", names: WORK_ITEMS_QUERY },
+        { path: `/console/work-items/${validIds[0]}`, names: WORK_ITEM_QUERY },
+        { path: "/console/webhook-deliveries", names: DELIVERIES_QUERY },
+        { path: "/console/audit", names: AUDIT_QUERY },
+        { path: "/console/find", names: FIND_QUERY },
+      ];
+      const valueOf = (name: string) => CONSOLE_VALUES[name] ?? "1";
+      for (const page of pages) {
+        const baseline = (await consolePages.get(page.path)).statusCode;
+        for (const name of page.names) {
+          for (const query of parameterShapes(name, valueOf(name))) await checkPage(`${page.path}?${query}`, name);
+        }
+        // The console reads the names it knows and ignores others, as the integrator routes do.
+        for (const query of parameterShapes(UNKNOWN_PARAMETER, "1")) await checkPage(`${page.path}?${query}`, undefined, baseline);
+      }
+      const request = fc
+        .constantFrom(...pages.flatMap((page) => page.names.map((name) => ({ path: page.path, name }))))
+        .chain(({ path, name }) => fc.record({ path: fc.constant(path), name: fc.constant(name), value: parameterValue(valueOf(name)), shape: fc.nat({ max: 9 }) }));
+      await fc.assert(
+        fc.asyncProperty(request, async (r) => checkPage(`${r.path}?${parameterShapes(r.name, r.value)[r.shape]!}`, r.name)),
+        fcOptions(RUNS.consolePages),
       );
     });
 

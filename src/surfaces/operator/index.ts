@@ -1,11 +1,12 @@
 /**
  * The operator API (SPEC §12.2): what the people who run the service read and do, across
  * companies. Every route runs behind the operator guard; the state-changing ones also need a
- * role that may act.
+ * role that may act. A query parameter a route does not declare is a 400 here (SPEC §24).
  */
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../app-context.ts";
 import { answerNoStore } from "../../http/no-store.ts";
+import { refuseUnknownQueryParameters } from "../../http/query-shape.ts";
 import { createOperatorGuard } from "../../operators/operator-guard.ts";
 import * as cancelWorkItem from "./cancel-work-item.ts";
 import * as getWorkItem from "./get-work-item.ts";
@@ -27,6 +28,7 @@ export async function registerOperator(app: FastifyInstance, ctx: AppContext): P
   const guard = createOperatorGuard(ctx);
   await app.register(async (surface) => {
     answerNoStore(surface);
+    refuseUnknownQueryParameters(surface);
     surface.addHook("onRequest", guard);
     for (const operation of operations) operation.register(surface, ctx);
   });

@@ -45,9 +45,14 @@ export function register(app: FastifyInstance, ctx: AppContext): void {
       response: { 200: OperatorWorkItemPage, ...operatorResponses(400) },
     },
     handler: async (request) => {
-      const { deadlineBefore, limit = DEFAULT_LIMIT, cursor, ...filters } = request.query;
+      // Named one by one: a spread would hand the store any name the query carried.
+      const { companyId, status, customerReference, applicationNumber, registrationNumber, deadlineBefore, limit = DEFAULT_LIMIT, cursor } = request.query;
       const items = await ctx.store.listAllWorkItems({
-        ...filters,
+        companyId,
+        status,
+        customerReference,
+        applicationNumber,
+        registrationNumber,
         deadlineBefore: deadlineBefore === undefined ? undefined : toInstant(deadlineBefore, "deadlineBefore"),
         beforeWorkItemId: cursor === undefined ? undefined : decodeCursor(cursor),
         limit: limit + 1,

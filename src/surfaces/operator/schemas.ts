@@ -44,13 +44,15 @@ export const pageLimit = (defaultLimit: number, maximum: number) =>
   Type.Integer({ minimum: 1, maximum, default: defaultLimit, description: `page size, 1–${maximum} (default ${defaultLimit})` });
 export const PageCursor = Type.String({ minLength: 1, maxLength: 64, description: "nextCursor of the previous page" });
 
-/** What the operator guard, the router and the store can answer besides a route's own statuses. */
-const OPERATOR_GUARD_STATUSES = [401, 403, 405, 503];
+/** What the operator guard, the query check, the router and the store can answer besides a route's own statuses. */
+const OPERATOR_GUARD_STATUSES = [400, 401, 403, 405, 503];
+const BAD_REQUEST_DESCRIPTION = "schema violation, or a query parameter the route does not declare or given more than once (SPEC §24)";
 const FORBIDDEN_DETAIL = "An integrator's token is not accepted on the operator API; use an operator token.";
 
-/** A route's problem answers; the 403 is the operator API's own (an integrator token, or a read-only role). */
+/** A route's problem answers; the 400 and 403 are the operator API's own (unknown query parameters; an integrator token, or a read-only role). */
 export function operatorResponses(...statuses: number[]) {
   const responses = problemResponses(...[...new Set([...statuses, ...OPERATOR_GUARD_STATUSES])].sort());
+  responses[400] = { ...responses[400]!, description: BAD_REQUEST_DESCRIPTION };
   const forbidden = responses[403]!;
   const media = forbidden.content["application/problem+json"];
   responses[403] = {
