@@ -17,11 +17,12 @@ import type { RetryableError } from "../lib/backoff.ts";
 
 /**
  * The idempotency key of a work item's call (submit, change or withdrawal): the Authority
- * deduplicates on it, so a resubmission gets the first answer. After a restore the id sequence
- * goes back and an id may come again, and two deployments count ids alike, so the random id of
- * the store generation the item was added in joins its id (SPEC §18, §24): `4711-9f86d081884c7d65`.
- * An item added before generations had ids keeps the key it always had, the id alone while the
- * generation was 0 and `<id>-g<generation>` after, so no key already sent ever changes.
+ * deduplicates on it, so a resubmission gets the first answer. It is the item's id (SPEC §5) while
+ * the store was never restored. A restore sends the id sequence back, so an id may come again, and
+ * a copy of another deployment brings items whose ids this one's items had too: the random id of
+ * the generation the item was added in (or keyed anew in) then joins its id (SPEC §18, §24):
+ * `4711-9f86d081884c7d65`. An item of a generation without an id (restored before they had one)
+ * keeps `<id>-g<generation>`, so no key already sent ever changes.
  */
 export function idempotencyKeyOf(item: { workItemId: number; storeGeneration: number; generationId: string | null }): string {
   if (item.generationId !== null) return `${item.workItemId}-${item.generationId}`;

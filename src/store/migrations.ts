@@ -22,15 +22,8 @@ export function readMigrations(folder: URL): Migration[] {
     .sort((a, b) => a.version - b.version);
 }
 
-/**
- * The migration that gave a store its deployment id and its generations random ids (SPEC §24):
- * a store made with it keys its items by generation id from the first (store-generation.ts).
- */
+/** The migration that gave a store its deployment id, and restored generations random ids (SPEC §24). */
 export const GENERATION_IDS_MIGRATION = 20;
-
-/** Whether a run of migrations made the store: it applied the first one, and the one that gives generation ids. */
-export const madeTheStore = (appliedNow: ReadonlyArray<{ version: number }>) =>
-  appliedNow.some((migration) => migration.version === 1) && appliedNow.some((migration) => migration.version === GENERATION_IDS_MIGRATION);
 
 /** A migration as the schema records it. */
 export interface AppliedMigration {

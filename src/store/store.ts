@@ -65,7 +65,7 @@ export interface StoreFlags {
 export interface StoreIdentity {
   deploymentId: string;
   generation: number;
-  /** None in a store upgraded to release 1.1 until its next restore: its new items are keyed as its previous release keyed them. */
+  /** None at generation 0 (never restored): new items are keyed by their id alone. */
   generationId: string | null;
 }
 

@@ -68,7 +68,7 @@ export const dbStatus: Command = {
         ? []
         : [
             `deployment ${status.deploymentId}, store generation ${status.generation}, ${
-              status.generationId === null ? "no generation id until the next restore (new items are keyed by their id, as before 1.1)" : `id ${status.generationId}`
+              status.generationId === null ? "not restored (new items are keyed by their id)" : `id ${status.generationId}`
             }`,
           ];
     const lines = status.applied.map((migration) => `applied  ${migrationLabel(migration)}  ${migration.appliedAt}`);

@@ -7,10 +7,9 @@
  * same transaction (docs/scaling.md §3.4).
  */
 import type { Pool, PoolClient } from "pg";
-import { madeTheStore, readMigrations, schemaStatus, type AppliedMigration, type Migration, type SchemaStatus } from "../migrations.ts";
+import { readMigrations, schemaStatus, type AppliedMigration, type Migration, type SchemaStatus } from "../migrations.ts";
 import { placeNewTables } from "./distribution.ts";
 import { storeError } from "./errors.ts";
-import { giveFirstGenerationId } from "./store-generation.ts";
 
 /** First half of the advisory lock key: "wia" + "m"igrations, to stay clear of other users' locks. */
 const MIGRATION_LOCK_CLASS = 0x7769616d;
@@ -84,7 +83,6 @@ export async function migrate(pool: Pool, folder = MIGRATIONS): Promise<void> {
         if (step.concurrent) await applyOutsideTransaction(client, step.migrations[0]!);
         else await applyInTransaction(client, step.migrations, citus);
       }
-      if (madeTheStore(pending)) await giveFirstGenerationId(client);
     } finally {
       // A broken connection takes its session's lock with it.
       await client.query(`SELECT pg_advisory_unlock(${lockKey})`, [MIGRATION_LOCK_CLASS]).catch(() => undefined);

@@ -1,38 +1,20 @@
 /**
  * The database's generation (migrations 0017 and 0020, SPEC §18 and §24). A restored database's id
- * sequence goes back, so each new item keeps the id of the generation it was added in, and the
- * bot's idempotency key carries it. A generation's id is random, never one another generation of
- * any database had: the same dump restored twice gives two. The generation rises when a process opens a database
+ * sequence goes back, so each new item keeps the generation it was added in, and the bot's
+ * idempotency key carries it: none at generation 0, where the key is the item's id (SPEC §5), and
+ * after a rise the generation's id, random, never one another generation of any database had: the
+ * same dump restored twice gives two. The generation rises when a process opens a database
  * that is not the one recorded with it: another cluster or timeline (a base backup recovered to a
  * point in time), or a work_items table created anew (a pg_dump restored). Rising needs no step
  * of the operator's, so no kind of restore can miss it; a rise without a restore (a promoted
  * standby) only changes the keys of items added from then on, which is harmless.
  */
 import { randomBytes } from "node:crypto";
-import type { Pool, PoolClient } from "pg";
+import type { Pool } from "pg";
 import { storeError } from "./errors.ts";
 
 /** A generation's id: random, so no two generations of any database share one. */
 const newGenerationId = () => randomBytes(8).toString("hex");
-
-/**
- * A database made by this release keys its items by generation id from the first. One upgraded
- * to it waits until its generation next rises: until then a worker of the previous release may
- * file its items, and an item's key must not depend on which release files it (migration 0020).
- * The id reaches every insert through the column's default, a constant.
- */
-export async function giveFirstGenerationId(client: PoolClient): Promise<void> {
-  const generationId = newGenerationId();
-  await client.query("BEGIN");
-  try {
-    const given = await client.query("UPDATE store_generation SET generation_id = $1 WHERE generation_id IS NULL", [generationId]);
-    if (given.rowCount === 1) await client.query(`ALTER TABLE work_items ALTER COLUMN generation_id SET DEFAULT '${generationId}'`);
-    await client.query("COMMIT");
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => undefined);
-    throw error;
-  }
-}
 
 /** What makes this database this one: its cluster, its timeline, and its work_items table. */
 const DATABASE_IDENTITY = `(SELECT system_identifier FROM pg_control_system())::text || '/' ||

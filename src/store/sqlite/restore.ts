@@ -18,7 +18,7 @@ import Database from "better-sqlite3";
 import { BackupError, checkCopy, countWorkItems } from "./backup.ts";
 import { migrate } from "./sqlite-store.ts";
 import { STORE_FILE_MODE, STORE_FOLDER_MODE } from "./file-modes.ts";
-import { deploymentOf, newDeploymentId, raiseStoreGeneration, type StoreGeneration } from "./store-generation.ts";
+import { deploymentOf, newDeploymentId, raiseStoreGeneration, rekeyUnfiledItems, type StoreGeneration } from "./store-generation.ts";
 
 export interface RestoreResult {
   file: string;
@@ -62,7 +62,7 @@ export function restoreSqlite(store: string, copy: string, { now = new Date(), f
     rmSync(staged, { force: true });
     copyFileSync(copy, staged);
     chmodSync(staged, STORE_FILE_MODE);
-    const generation = prepareStaged(staged, now, deployment.newId);
+    const generation = prepareStaged(staged, now, deployment);
     if (existsSync(store)) lock = lockStore(store);
     let replaced: string | null = null;
     if (lock) {
@@ -123,10 +123,17 @@ function lockStore(store: string): Database.Database {
 /**
  * Whose copy it is (SPEC §24): a copy of another deployment is refused unless it is meant, and then
  * the restored store takes a new deployment id (`newId`), so its later copies are told apart from
- * both. A copy taken before deployments had ids (migration 0020) cannot tell, and is taken as this
+ * both, and the copy's unfiled items are keyed by the new generation (store-generation.ts). A copy taken before deployments had ids (migration 0020) cannot tell, and is taken as this
  * deployment's. Nothing to compare with when there is no store yet (a new machine).
  */
-function deploymentToKeep(store: string, copy: string, fromAnotherDeployment: boolean): { newId?: string; copiedFrom: string | null } {
+interface DeploymentToKeep {
+  /** The deployment id the restored store takes; unchanged when none. */
+  newId?: string;
+  /** The other deployment the copy is of, restored on purpose; null when it is this one's. */
+  copiedFrom: string | null;
+}
+
+function deploymentToKeep(store: string, copy: string, fromAnotherDeployment: boolean): DeploymentToKeep {
   const ofCopy = deploymentOf(copy);
   const ofStore = existsSync(store) ? deploymentOf(store) : null;
   if (ofCopy === null || ofStore === null) return ofStore === null ? { copiedFrom: null } : { newId: ofStore, copiedFrom: null };
@@ -140,12 +147,19 @@ function deploymentToKeep(store: string, copy: string, fromAnotherDeployment: bo
   return { newId: newDeploymentId(), copiedFrom: ofCopy };
 }
 
-/** The staged copy at this version's schema, with a new generation (and deployment, when given); returns it. */
-function prepareStaged(staged: string, now: Date, deploymentId: string | undefined): StoreGeneration {
+/**
+ * The staged copy at this version's schema, with a new generation (and deployment, when given);
+ * a copy of another deployment has its unfiled items keyed by the new generation. Returns it.
+ */
+function prepareStaged(staged: string, now: Date, deployment: DeploymentToKeep): StoreGeneration {
   const db = new Database(staged, { fileMustExist: true });
   try {
     migrate(db);
-    return raiseStoreGeneration(db, now.toISOString(), deploymentId);
+    return db.transaction(() => {
+      const generation = raiseStoreGeneration(db, now.toISOString(), deployment.newId);
+      if (deployment.copiedFrom !== null) rekeyUnfiledItems(db, generation.generationId);
+      return generation;
+    })();
   } finally {
     db.close();
   }

@@ -9,14 +9,13 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { createSqlStore } from "../core/sql-store.ts";
-import { madeTheStore, readMigrations, SchemaBehindError, schemaStatus, type AppliedMigration, type Migration, type MigrationMode, type SchemaStatus } from "../migrations.ts";
+import { readMigrations, SchemaBehindError, schemaStatus, type AppliedMigration, type MigrationMode, type SchemaStatus } from "../migrations.ts";
 import type { ServerKeyName, Store } from "../store.ts";
 import { toStoreError } from "./driver-errors.ts";
 import { prepareStoreFiles } from "./file-modes.ts";
 import { IntakeWriter } from "./intake-writer.ts";
 import { applyConnectionPragmas } from "./pragmas.ts";
 import { SQLITE_FLAGS, SqlitePort } from "./sqlite-port.ts";
-import { giveFirstGenerationId } from "./store-generation.ts";
 
 export interface SqliteStore extends Store {
   readonly path: string;
@@ -102,12 +101,10 @@ export function migrate(db: Database.Database): void {
   // keys off (the switch is a no-op inside a transaction); each checks them before it commits.
   db.pragma("foreign_keys = OFF");
   try {
-    const appliedNow: Migration[] = [];
     for (const migration of readMigrations(MIGRATIONS)) {
       // IMMEDIATE takes the write lock first, so two processes starting at once apply it once.
       const apply = db.transaction(() => {
         if (db.prepare("SELECT 1 FROM schema_migrations WHERE version = ?").get(migration.version)) return;
-        appliedNow.push(migration);
         db.exec(migration.sql);
         const broken = db.pragma("foreign_key_check") as unknown[];
         if (broken.length > 0) throw new Error(`migration ${migration.version} leaves ${broken.length} rows without their parent`);
@@ -115,7 +112,6 @@ export function migrate(db: Database.Database): void {
       });
       apply.immediate();
     }
-    if (madeTheStore(appliedNow)) giveFirstGenerationId(db);
   } finally {
     db.pragma("foreign_keys = ON");
   }

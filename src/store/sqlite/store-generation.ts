@@ -1,12 +1,12 @@
 /**
  * The embedded store's generation and deployment (migrations 0017 and 0020, SPEC §18 and §24).
  *
- * A generation is what the store is between two restores: it has a number, 0 until the first
- * `db restore`, and a random id that no other generation of any store has (none in a store
- * upgraded to release 1.1 until its next restore; see giveFirstGenerationId). Each new work item
- * keeps the id of the generation it was added in, and its idempotency key at the authority
- * carries it, so an item added after a restore is never taken for one the authority saw before
- * it, however often and from whatever copy the store was restored.
+ * A generation is what the store is between two restores: a number, 0 until the first
+ * `db restore`, and from then on a random id that no other generation of any store has. Each new
+ * work item keeps the generation it was added in, and its idempotency key at the authority carries
+ * the id (at generation 0 the key is the item's id, SPEC §5), so an item added after a restore is
+ * never taken for one the authority saw before it, however often and from whatever copy the store
+ * was restored.
  *
  * The deployment id is made with the store and kept in its copies: a restore takes only a copy of
  * its own deployment, unless told otherwise (restore.ts).
@@ -29,15 +29,6 @@ export interface StoreGeneration {
 }
 
 /**
- * A store made by this release keys its items by generation id from the first. One upgraded to it
- * waits for its next restore: until then a worker of the previous release may file its items,
- * and an item's key must not depend on which release files it (migration 0020).
- */
-export function giveFirstGenerationId(db: Database.Database): void {
-  db.prepare("UPDATE store_generation SET generation_id = ? WHERE generation_id IS NULL").run(newGenerationId());
-}
-
-/**
  * The next generation, in a store no process uses (`db restore`'s copy before it is put in place),
  * with a new deployment id when `deploymentId` names one.
  */
@@ -50,6 +41,16 @@ export function raiseStoreGeneration(db: Database.Database, now: string, deploym
     .get(newGenerationId(), deploymentId ?? null, now) as StoreGeneration | undefined;
   if (row === undefined) throw new Error("the store has no store_generation row (migration 0017)");
   return row;
+}
+
+/**
+ * A copy of another deployment, restored on purpose (restore.ts): its items the authority has not
+ * yet taken are keyed by the new generation from now on. At generation 0 their keys are their ids,
+ * which this deployment's items had too, and the authority would answer one with the other's
+ * application (SPEC §24). Returns how many.
+ */
+export function rekeyUnfiledItems(db: Database.Database, generationId: string): number {
+  return db.prepare("UPDATE work_items SET generation_id = ? WHERE status IN ('New', 'InProgress')").run(generationId).changes;
 }
 
 /**
