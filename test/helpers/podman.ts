@@ -1,0 +1,79 @@
+/**
+ * podman for the image tests (SPEC §21), in a container store of the run's own (`--root`,
+ * `--runroot` under one temp folder) with test/image/containers.conf, so a test never sees nor
+ * leaves anything in the machine's store. Containers are named by the test and removed by name
+ * with the store; nothing is matched by a pattern.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { REPO_ROOT } from "./processes.ts";
+
+export const CONTAINERS_CONF = join(REPO_ROOT, "test/image/containers.conf");
+const TOOLS = ["podman", "buildah", "mmdebstrap"];
+
+/** Why the image tests cannot run here, in one line; undefined when they can. */
+export function imageToolsMissing(): string | undefined {
+  const missing = TOOLS.filter((tool) => spawnSync(tool, ["--version"], { stdio: "ignore" }).status !== 0);
+  if (missing.length > 0) return `no ${missing.join(", ")} here (apt-get install podman buildah mmdebstrap runc uidmap slirp4netns podman-compose)`;
+  if (process.getuid?.() !== 0) return "podman's store and networks here need root";
+  return undefined;
+}
+
+export interface CommandResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface PodmanStore {
+  folder: string;
+  /** `--root DIR --runroot DIR`, for podman, buildah and `npm run image`. */
+  storage: string[];
+  env: Record<string, string | undefined>;
+  podman(args: string[], options?: { timeoutMs?: number }): Promise<CommandResult>;
+  /** podman, failing the test on a non-zero exit; its stdout. */
+  podmanOk(args: string[], options?: { timeoutMs?: number }): Promise<string>;
+  remove(): Promise<void>;
+}
+
+export function run(command: string, args: string[], env: Record<string, string | undefined>, timeoutMs = 20 * 60_000): Promise<CommandResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? 1, stdout, stderr });
+    });
+  });
+}
+
+export function createPodmanStore(prefix: string): PodmanStore {
+  const folder = mkdtempSync(join(tmpdir(), `wia-${prefix}-`));
+  const storage = ["--root", join(folder, "root"), "--runroot", join(folder, "run")];
+  const env = { ...process.env, CONTAINERS_CONF };
+  const podman = (args: string[], options: { timeoutMs?: number } = {}) => run("podman", [...storage, ...args], env, options.timeoutMs);
+  return {
+    folder,
+    storage,
+    env,
+    podman,
+    async podmanOk(args, options) {
+      const result = await podman(args, options);
+      if (result.code !== 0) throw new Error(`podman ${args.join(" ")} exited ${result.code}: ${result.stderr.trim()}`);
+      return result.stdout;
+    },
+    async remove() {
+      await podman(["rm", "--all", "--force", "--time", "0"]);
+      await podman(["volume", "rm", "--all", "--force"]);
+      await podman(["system", "reset", "--force"]).catch(() => undefined);
+      rmSync(folder, { recursive: true, force: true });
+    },
+  };
+}
