@@ -10,7 +10,10 @@ const root = process.argv[2] ?? "node_modules";
 /** Packages the image needs not: the compiled dist/ runs without a TypeScript loader. */
 const UNUSED_PACKAGES = ["tsx", "esbuild", "@esbuild"];
 
-/** Folders of a package that hold no code it loads: tests, docs, examples and, per package, sources it was built from. */
+/**
+ * Folders at the top of a package that hold no code it loads: tests, docs, examples. Only at the
+ * top: deeper down such a name may be code (yaml's dist/doc is).
+ */
 const UNUSED_FOLDERS = new Set(["test", "tests", "__tests__", "docs", "doc", "example", "examples", ".github", "benchmark", "benchmarks"]);
 const UNUSED_IN_PACKAGE = {
   // Built: the addon is build/Release/better_sqlite3.node (kept below); deps/ and src/ are what it was built from.
@@ -57,10 +60,11 @@ function keepOnly(folder, kept) {
 }
 
 function walk(dir) {
+  const packageRoot = existsSync(join(dir, "package.json"));
   for (const entry of entriesOf(dir)) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) {
-      if (UNUSED_FOLDERS.has(entry.name)) remove(path);
+      if (packageRoot && UNUSED_FOLDERS.has(entry.name)) remove(path);
       else walk(path);
     } else if (UNUSED_FILE.test(entry.name)) remove(path);
   }
