@@ -109,7 +109,7 @@ describe("the image", { skip: missing ?? false, timeout: 3 * BUILD_TIMEOUT_MS },
 
     const key = JSON.parse(await first.podmanOk(["run", "--rm", ...common, TAG, "keys", "create", "--company-id", "42", "--json"])) as { apiKey: string; secret: string };
     const token = async () => {
-      const login = await fetch(`http://127.0.0.1:${port}/api/Login/Authenticate`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(key) });
+      const login = await fetch(`http://127.0.0.1:${port}/api/Login/Authenticate`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ apiKey: key.apiKey, secret: key.secret }) });
       assert.equal(login.status, 200);
       return ((await login.json()) as { bearerToken: string }).bearerToken;
     };
@@ -152,7 +152,7 @@ describe("the image", { skip: missing ?? false, timeout: 3 * BUILD_TIMEOUT_MS },
       await first.podmanOk(["run", "--detach", "--name", "wia-pg", ...env, "--env", `PORT=${port}`, "--env", "HOST=127.0.0.1", "--env", "MIGRATE_ON_START=false", TAG]);
       await waitUntil("/readyz on PostgreSQL", async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.ok, 60_000, 100);
       const key = JSON.parse(await first.podmanOk(["run", "--rm", ...env, TAG, "keys", "create", "--company-id", "43", "--json"])) as { apiKey: string; secret: string };
-      const login = await fetch(`http://127.0.0.1:${port}/api/Login/Authenticate`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(key) });
+      const login = await fetch(`http://127.0.0.1:${port}/api/Login/Authenticate`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ apiKey: key.apiKey, secret: key.secret }) });
       assert.equal(login.status, 200);
     } finally {
       await first.podman(["rm", "--force", "--time", "0", "wia-pg"]);
