@@ -26,16 +26,23 @@ import { iso, type WorkItemRow } from "../rows.ts";
 import type { OperatorAction, WebhookEventType } from "../store.ts";
 import { originalClosed } from "../../domain/item-errors.ts";
 import type { WorkItemStatus } from "../../domain/views.ts";
+import { FOLLOW_UP_KINDS } from "../../domain/work-item-kinds.ts";
 import { NO_DEADLINE } from "../../scheduler/order.ts";
 import { emitEvents } from "./events.ts";
 import { BATCH_SQL } from "./batches.ts";
 import { FILING_SQL } from "./sql-filing.ts";
 import { SQL } from "./sql.ts";
 
+/**
+ * The kinds of history entry, as work_item_history's `kind` CHECK names them (a test compares the
+ * two): a follow-up's kind on its original, about one of its changes or its withdrawal.
+ */
+export const HISTORY_KINDS = ["status", "attempt", "operator", ...FOLLOW_UP_KINDS] as const;
+
 /** One entry of an item's history (work_item_history), written in the transaction of what it records. */
 export interface HistoryEntry {
   /** change, withdraw: on an original, about one of its changes or its withdrawal (the item's id in `detail`). */
-  kind: "status" | "attempt" | "operator" | "change" | "withdraw";
+  kind: (typeof HISTORY_KINDS)[number];
   status?: WorkItemStatus | null;
   detail?: string | null;
   action?: OperatorAction;
