@@ -80,6 +80,17 @@ test("the SDK imports nothing of the server but types", () => {
   );
 });
 
+test("each store area has one name: types/<area>.ts, core/<area>.ts and core/sql-<area>.ts", () => {
+  const names = (dir: string) => readdirSync(dir).filter((name) => name.endsWith(".ts")).map((name) => name.slice(0, -".ts".length));
+  const core = new Set(names("src/store/core"));
+  const statementFiles = [...core].filter((name) => name.startsWith("sql-")).map((name) => name.slice("sql-".length));
+  for (const area of names("src/store/types")) {
+    assert.ok(core.has(area), `store/core/${area}.ts, as store/types/${area}.ts`);
+    assert.ok(core.has(`sql-${area}`), `store/core/sql-${area}.ts, as store/types/${area}.ts`);
+  }
+  for (const area of statementFiles) assert.ok(core.has(area), `store/core/${area}.ts, as store/core/sql-${area}.ts`);
+});
+
 test(`no source file in src/ or bench/ is over ${MAX_LINES} lines`, () => {
   const long = [...files, ...sourceFiles("bench")]
     .filter((file) => !DATA_FILES.has(file.split(sep).join("/")))

@@ -9,7 +9,7 @@
  * server keys (token signing, data encryption) live in a table, so every process sharing the
  * database uses the same ones.
  */
-import { createSqlStore } from "../core/sql-store.ts";
+import { createSqlStore } from "../core/create-store.ts";
 import { StoreUnavailableError } from "../errors.ts";
 import type { MigrationMode, ServerKeyName, Store } from "../store.ts";
 import { createAppender } from "./appends.ts";

@@ -8,7 +8,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
-import { createSqlStore } from "../core/sql-store.ts";
+import { createSqlStore } from "../core/create-store.ts";
 import { madeTheStore, readMigrations, SchemaBehindError, schemaStatus, type AppliedMigration, type Migration, type MigrationMode, type SchemaStatus } from "../migrations.ts";
 import type { ServerKeyName, Store } from "../store.ts";
 import { toStoreError } from "./driver-errors.ts";
