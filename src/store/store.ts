@@ -12,7 +12,7 @@
  * - Sweeps across companies (the bot's, the dispatcher's) only find which companies have work;
  *   everything after that goes company by company.
  *
- * Every operation is written once, in core/, over the database port (port.ts); the backend
+ * Every method is written once, in core/, over the database port (port.ts); the backend
  * folders hold only what differs. Backend differences are named as `StoreFlags`, never as
  * `if (postgres)` outside this folder.
  *
@@ -75,7 +75,7 @@ export interface StoreIdentity {
   generationId: string | null;
 }
 
-/** The whole store: what it is and how to reach it, and the operations of every area. */
+/** The whole store: what it is and how to reach it, and the methods of every area. */
 export interface Store
   extends AccountsStore,
     WorkItemsStore,

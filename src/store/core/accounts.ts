@@ -1,4 +1,4 @@
-/** Companies and API keys: the admin CLI's and login's operations. */
+/** Companies and API keys: what the admin CLI and login read and write. */
 import { AlreadyExistsError } from "../errors.ts";
 import type { DatabasePort } from "../port.ts";
 import { toApiKey, toCompany, type ApiKeyRow, type CompanyRow } from "../rows.ts";

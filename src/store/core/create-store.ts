@@ -1,5 +1,5 @@
 /**
- * The one implementation of the Store interface: the operations of core/, each written once
+ * The one implementation of the Store interface: the methods of core/, each written once
  * over the database port, plus the few a backend brings itself (the intake fast path, the
  * generated server keys, closing).
  */

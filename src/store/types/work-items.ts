@@ -95,7 +95,7 @@ export interface WorkItemsStore {
   addWorkItem(input: NewWorkItem): Promise<AddWorkItemOutcome>;
   /**
    * A bulk add (see NewWorkItems): through the same intake path as `addWorkItem` (the SQLite
-   * writer thread's group commit, PostgreSQL's group-commit lanes), one transaction for all the
+   * writer thread's group commit, PostgreSQL's group-commit channels), one transaction for all the
    * items. An idempotency key is shared with `addWorkItem`: a key first used by the other kind
    * of add is `keyReused`.
    */

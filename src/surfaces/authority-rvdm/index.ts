@@ -15,11 +15,11 @@ import * as ping from "./ping.ts";
 /** Each kind of follow-up has its route (SPEC §15): AddWorkItem<Kind>. */
 const FOLLOW_UP_ROUTES: Record<FollowUpKind, { register(app: FastifyInstance, ctx: AppContext): void }> = { change: addWorkItemChange, withdraw: addWorkItemWithdraw };
 
-export const operations = [ping, addWorkItemCreate, addWorkItemCreateBulk, ...Object.values(FOLLOW_UP_ROUTES), getWorkItem, getWorkBatch, listWorkItems, cancelWorkItem];
+export const routes = [ping, addWorkItemCreate, addWorkItemCreateBulk, ...Object.values(FOLLOW_UP_ROUTES), getWorkItem, getWorkBatch, listWorkItems, cancelWorkItem];
 
 export async function registerAuthorityRvdm(app: FastifyInstance, ctx: AppContext): Promise<void> {
   await app.register(async (surface) => {
     surface.addHook("onRequest", ctx.bearerGuard);
-    for (const operation of operations) operation.register(surface, ctx);
+    for (const route of routes) route.register(surface, ctx);
   });
 }
