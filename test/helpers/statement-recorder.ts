@@ -25,7 +25,7 @@ import type { Statement } from "../../src/store/port.ts";
 
 const NOT_TENANT_DATA = [
   /^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b/i,
-  /schema_migrations|pg_(?:try_)?advisory_(?:xact_)?(?:un)?lock|SHOW default_transaction_isolation/i,
+  /schema_migrations|schema_repeatables|pg_(?:try_)?advisory_(?:xact_)?(?:un)?lock|SHOW default_transaction_isolation/i,
   // The migrator's look for Citus, its mode for an upgrade of a distributed schema, and its
   // placement of the tables an upgrade made (src/store/postgres/distribution.ts).
   /^SELECT 1 FROM pg_extension WHERE extname = 'citus'$|^SET LOCAL citus\.|^SELECT current_schema\(\) AS schema$|\bpg_dist_partition\b|^SELECT relname FROM pg_class\b|^SELECT create_(?:distributed|reference)_table\(/,
