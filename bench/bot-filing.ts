@@ -88,12 +88,10 @@ function timed(adapter: AuthorityAdapter) {
     return work.finally(() => calls[kind].push([started, performance.now()]));
   };
   const wrapped: AuthorityAdapter = {
-    name: adapter.name,
+    // Its name, its follow-up calls of every kind and its close as they are.
+    ...adapter,
     submit: (request) => time("submit", adapter.submit(request)),
     status: (applicationNumber) => time("status", adapter.status(applicationNumber)),
-    change: (amendment) => adapter.change(amendment),
-    withdraw: (amendment) => adapter.withdraw(amendment),
-    close: () => adapter.close(),
   };
   return { adapter: wrapped, calls };
 }

@@ -209,7 +209,7 @@ async function crunch({ build, config, store, sim, gate, owner, seen, plan, sett
     await Promise.all(pending);
   };
 
-  // The bot: pass after pass, as the scheduler would call it.
+  // The bot: pass after pass, as the bot's cron would call it.
   const bot = async () => {
     while (!stopping.signal.aborted) {
       const callsBefore = seen.submits + seen.statuses;

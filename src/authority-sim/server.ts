@@ -25,10 +25,10 @@ import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import {
-  CHANGES_SUFFIX,
+  FOLLOW_UP_PATHS,
   IDEMPOTENCY_KEY_HEADER,
   REGISTRATIONS_PATH,
-  WITHDRAWAL_SUFFIX,
+  type FieldReason,
   type FollowUpAccepted,
   type ApplicationAccepted,
   type ApplicationStatus,
@@ -36,6 +36,7 @@ import {
   type RegistrationRequest,
 } from "../authority/protocol.ts";
 import type { AuthoritySimSettings } from "../config.ts";
+import { FOLLOW_UP_KINDS, type FollowUpKind } from "../domain/work-item-kinds.ts";
 import { rejectionReasons } from "./rules.ts";
 
 export type SimBehaviour = Pick<AuthoritySimSettings, "latencyMs" | "errorRate" | "outage" | "decisionDelayMs">;
@@ -118,6 +119,36 @@ function randomCode(): string {
   return [...randomBytes(10)].map((byte) => alphabet[byte % 32]).join("");
 }
 
+/**
+ * What the simulated Authority does with each kind of follow-up of an application that can still
+ * take one: applies it, or says why not. `counted`: the per-key count of its calls.
+ */
+const FOLLOW_UPS: Record<FollowUpKind, {
+  counted: "changes" | "withdrawals";
+  apply(application: Application, body: Record<string, unknown>, now: () => Date): { message: string; reasons?: FieldReason[] } | undefined;
+}> = {
+  change: {
+    counted: "changes",
+    apply(application, body, now) {
+      if (body.changes === null || typeof body.changes !== "object" || Array.isArray(body.changes)) return { message: "A change is {changes}." };
+      const merged = { ...application.request, ...(body.changes as Record<string, unknown>) };
+      const reasons = rejectionReasons(merged, now());
+      if (reasons.length > 0) return { message: "The changed document breaks the Authority's rules.", reasons };
+      application.request = merged;
+      application.revision += 1;
+      return undefined;
+    },
+  },
+  withdraw: {
+    counted: "withdrawals",
+    apply(application, body) {
+      if (typeof body.reason !== "string" || body.reason.length === 0) return { message: "A withdrawal is {reason}." };
+      application.withdrawn = true;
+      return undefined;
+    },
+  },
+};
+
 export async function startAuthoritySim(settings: AuthoritySimSettings, options: SimOptions = {}): Promise<AuthoritySim> {
   const now = options.now ?? (() => new Date());
   const random = options.random ?? Math.random;
@@ -130,7 +161,7 @@ export async function startAuthoritySim(settings: AuthoritySimSettings, options:
   const byKey = new Map<string, Application>();
   const byNumber = new Map<string, Application>();
   /** The first answer to each change or withdrawal key, given again to a replay. */
-  const amendments = new Map<string, { code: number; body: FollowUpAccepted | RegistrationRejected }>();
+  const followUpAnswers = new Map<string, { code: number; body: FollowUpAccepted | RegistrationRejected }>();
   const stats: SimStats = { requests: 0, statusRequests: 0, registrations: 0, rejections: 0, maxConcurrent: 0, inFlight: 0, maxInFlight: 0, inFlightMs: 0, readAt: 0, keys: {} };
   /** Monotonic time of the last change of `stats.inFlight`, up to which `stats.inFlightMs` is summed. */
   let summedTo = performance.now();
@@ -230,45 +261,37 @@ export async function startAuthoritySim(settings: AuthoritySimSettings, options:
     if (typeof traceparent === "string") perKey.traceparents.push(traceparent);
   };
 
-  app.post(`${REGISTRATIONS_PATH}/:applicationNumber${CHANGES_SUFFIX}`, (request, reply) => counted(() => amend(request, reply, "changes"))());
-  app.post(`${REGISTRATIONS_PATH}/:applicationNumber${WITHDRAWAL_SUFFIX}`, (request, reply) => counted(() => amend(request, reply, "withdrawals"))());
+  for (const kind of FOLLOW_UP_KINDS) {
+    app.post(`${REGISTRATIONS_PATH}/:applicationNumber${FOLLOW_UP_PATHS[kind]}`, (request, reply) => counted(() => fileFollowUp(request, reply, kind))());
+  }
 
   /** A change or a withdrawal of a filed application, once per key (SPEC §15). */
-  async function amend(request: FastifyRequest, reply: FastifyReply, kind: "changes" | "withdrawals") {
+  async function fileFollowUp(request: FastifyRequest, reply: FastifyReply, kind: FollowUpKind) {
     const key = request.headers[IDEMPOTENCY_KEY_HEADER];
     if (typeof key !== "string" || key.length === 0 || key.length > 255) {
       return reply.code(400).send({ code: "IDEMPOTENCY_KEY_REQUIRED", message: "Send an Idempotency-Key header (1–255 characters)." });
     }
-    keyStats(key)[kind] += 1;
+    keyStats(key)[FOLLOW_UPS[kind].counted] += 1;
     noteTraceparent(keyStats(key), request);
     if (await disturbed(reply)) return reply;
-    const previous = amendments.get(key);
+    const previous = followUpAnswers.get(key);
     if (previous) return reply.code(previous.code).header("idempotency-replayed", "true").send(previous.body);
     const { applicationNumber } = request.params as { applicationNumber: string };
     const application = byNumber.get(applicationNumber);
     if (!application) return reply.code(404).send({ code: "UNKNOWN_APPLICATION", message: `No application ${applicationNumber}.` });
-    const body = (request.body ?? {}) as { changes?: unknown; reason?: unknown };
+    const body = (request.body ?? {}) as Record<string, unknown>;
     const refuse = (message: string, reasons: RegistrationRejected["reasons"] = []) => {
       const answer = { code: 422, body: { code: "REFUSED", message, reasons } satisfies RegistrationRejected };
-      amendments.set(key, answer);
+      followUpAnswers.set(key, answer);
       return reply.code(answer.code).send(answer.body);
     };
     const decision = decide(application);
     if (application.withdrawn) return refuse(`Application ${applicationNumber} is withdrawn.`);
     if (decision.status === "rejected") return refuse(`Application ${applicationNumber} was rejected.`);
-    if (kind === "changes") {
-      if (body.changes === null || typeof body.changes !== "object" || Array.isArray(body.changes)) return refuse("A change is {changes}.");
-      const merged = { ...application.request, ...(body.changes as Record<string, unknown>) };
-      const reasons = rejectionReasons(merged, now());
-      if (reasons.length > 0) return refuse("The changed document breaks the Authority's rules.", reasons);
-      application.request = merged;
-      application.revision += 1;
-    } else {
-      if (typeof body.reason !== "string" || body.reason.length === 0) return refuse("A withdrawal is {reason}.");
-      application.withdrawn = true;
-    }
+    const refusal = FOLLOW_UPS[kind].apply(application, body, now);
+    if (refusal) return refuse(refusal.message, refusal.reasons);
     const answer = { code: 200, body: { applicationNumber, revision: application.revision } satisfies FollowUpAccepted };
-    amendments.set(key, answer);
+    followUpAnswers.set(key, answer);
     return reply.code(answer.code).send(answer.body);
   }
 

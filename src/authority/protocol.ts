@@ -13,6 +13,7 @@
  * - the wire protocol, what the `http` adapter sends and the simulator serves.
  */
 import type { Span } from "@opentelemetry/api";
+import { FOLLOW_UP_KINDS, type FollowUpKind } from "../domain/work-item-kinds.ts";
 import type { RetryableError } from "../lib/backoff.ts";
 
 /**
@@ -65,20 +66,43 @@ export interface AuthorityFollowUp {
 }
 
 /**
+ * What each kind of follow-up carries besides its key and application number: the body the
+ * Authority is sent. A new kind is a compile error here until it has one.
+ */
+export interface FollowUpPayloads {
+  /** The declaration fields to change. */
+  change: { changes: Record<string, unknown> };
+  /** Why the document is withdrawn. */
+  withdraw: { reason: string };
+}
+
+/** One call per kind of follow-up, named after the kind: `adapter.change(…)`, `adapter.withdraw(…)`. */
+export type FollowUpCalls = {
+  [K in FollowUpKind]: (followUp: AuthorityFollowUp & FollowUpPayloads[K], span?: Span) => Promise<FollowUpAnswer>;
+};
+
+/**
+ * The follow-up calls of an adapter that files every kind alike (the `http` one): `file` is given
+ * the kind and the follow-up, its payload included.
+ */
+export function followUpCalls(file: (kind: FollowUpKind, followUp: AuthorityFollowUp & Record<string, unknown>, span?: Span) => Promise<FollowUpAnswer>): FollowUpCalls {
+  const entries = FOLLOW_UP_KINDS.map((kind) => [kind, (followUp: AuthorityFollowUp & Record<string, unknown>, span?: Span) => file(kind, followUp, span)]);
+  return Object.fromEntries(entries) as FollowUpCalls;
+}
+
+/**
  * One way of reaching an Authority; a new work type's Authority means one new adapter in src/bot/.
  * Each call may be given its span (SPEC §17): an adapter that can sends it on (the `http` one as
  * `traceparent`) and describes the exchange on it.
  */
-export interface AuthorityAdapter {
+export interface AuthorityAdapter extends FollowUpCalls {
   readonly name: string;
   /** Files one item. Throws `AuthorityUnavailableError` (retryable) or `AuthorityProtocolError` (not). */
   submit(submission: AuthoritySubmission, span?: Span): Promise<SubmitAnswer>;
   /** Asks for the decision on a filed item. Throws as `submit` does. */
   status(applicationNumber: string, span?: Span): Promise<StatusAnswer>;
-  /** Changes declaration fields of a filed application. Throws as `submit` does. */
-  change(followUp: AuthorityFollowUp & { changes: Record<string, unknown> }, span?: Span): Promise<FollowUpAnswer>;
-  /** Withdraws a filed application. Throws as `submit` does. */
-  withdraw(followUp: AuthorityFollowUp & { reason: string }, span?: Span): Promise<FollowUpAnswer>;
+  // And one call per kind of follow-up (FollowUpCalls): changes declaration fields of a filed
+  // application, withdraws it. Each throws as `submit` does.
   close(): Promise<void>;
 }
 
@@ -147,8 +171,8 @@ export interface RegistrationRequest {
   request: Record<string, unknown>;
 }
 
-export const CHANGES_SUFFIX = "/changes";
-export const WITHDRAWAL_SUFFIX = "/withdrawal";
+/** Where each kind of follow-up is posted, after `…/{applicationNumber}`. */
+export const FOLLOW_UP_PATHS: Record<FollowUpKind, string> = { change: "/changes", withdraw: "/withdrawal" };
 
 export interface FollowUpAccepted {
   applicationNumber: string;

@@ -15,11 +15,11 @@ import {
   AuthorityProtocolError,
   AuthorityTimeoutError,
   AuthorityUnavailableError,
-  CHANGES_SUFFIX,
+  followUpCalls,
+  FOLLOW_UP_PATHS,
   MISCONFIGURED_STATUSES,
   IDEMPOTENCY_KEY_HEADER,
   REGISTRATIONS_PATH,
-  WITHDRAWAL_SUFFIX,
   type FollowUpAnswer,
   type ApplicationStatus,
   type AuthorityAdapter,
@@ -133,8 +133,10 @@ export function createHttpAuthorityAdapter(options: HttpAuthorityOptions): Autho
       }
     },
 
-    change: ({ idempotencyKey, applicationNumber, changes }, span) => fileFollowUp(`${url}/${encodeURIComponent(applicationNumber)}${CHANGES_SUFFIX}`, idempotencyKey, { changes }, span),
-    withdraw: ({ idempotencyKey, applicationNumber, reason }, span) => fileFollowUp(`${url}/${encodeURIComponent(applicationNumber)}${WITHDRAWAL_SUFFIX}`, idempotencyKey, { reason }, span),
+    // Every kind alike: its payload posted to its path under the application.
+    ...followUpCalls((kind, { idempotencyKey, applicationNumber, ...payload }, span) =>
+      fileFollowUp(`${url}/${encodeURIComponent(applicationNumber)}${FOLLOW_UP_PATHS[kind]}`, idempotencyKey, payload, span),
+    ),
 
     // Destroyed, not closed: a call that timed out may still wait on its connection, for up to abandonMs.
     close: () => agent.destroy(),

@@ -4,11 +4,13 @@
  * made the call, and `work` hands it to the adapter, which sends it on as `traceparent`.
  */
 import type { AuthorityAdapter } from "../authority/protocol.ts";
+import type { FollowUpKind } from "../domain/work-item-kinds.ts";
 import { inSpan, SpanKind, type Span } from "../telemetry/spans.ts";
 import { BREAKER_OPEN } from "./authority-gate.ts";
 import type { Pass } from "./pass-state.ts";
 
-export type ItemCall = "submit" | "status" | "change" | "withdraw";
+/** The call's name on its span: a create's submit and status, or a follow-up's own kind. */
+export type ItemCall = "submit" | "status" | FollowUpKind;
 
 export function callAboutItem<T>(
   pass: Pass,

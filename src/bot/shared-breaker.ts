@@ -1,6 +1,6 @@
 /**
  * This process's side of the circuit breaker every worker shares through the store (SPEC §10;
- * the rules are src/scheduler/breaker.ts): the breaker as last read (again at most once a
+ * the policy is src/scheduler/breaker.ts): the breaker as last read (again at most once a
  * second, or at once when asked), this process's failures in a row, its changes written only
  * when they change something, and the one probe call, which its other calls wait for.
  */
@@ -24,7 +24,7 @@ export interface SharedBreaker {
   /** True when this process got the one probe call; `settleProbe` once its answer is recorded. */
   claimProbe(): Promise<boolean>;
   settleProbe(): void;
-  /** Counts an answer (or a transient failure) and opens or closes the breaker when the rules say so. */
+  /** Counts an answer (or a transient failure) and opens or closes the breaker when the policy says so. */
   afterAnswer(result: "answered" | "transient", probe: boolean): Promise<void>;
   /** The authority refused the call itself (401/403/404/405): open, with the reason for operators. */
   refused(reason: string): Promise<void>;

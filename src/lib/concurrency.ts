@@ -1,4 +1,4 @@
-/** Bounded concurrency without a queue library: `limit` lanes pull from one shared cursor. */
+/** Bounded concurrency without a queue library: `limit` runners pull from one shared cursor. */
 
 /**
  * Runs `task` over `items`, at most `limit` at a time, and resolves when all are done. A task
@@ -7,13 +7,13 @@
  */
 export async function forEachConcurrently<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  const lane = async () => {
+  const runner = async () => {
     while (next < items.length) {
       const item = items[next++] as T;
       await task(item);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, runner));
 }
 
 /** At most `limit` holders at once; the rest wait in line, first come first served. */

@@ -20,7 +20,7 @@ export interface LimiterSpec {
   durationSeconds: number;
 }
 
-/** The few operations the API uses; both backends behave the same. */
+/** The few calls the API makes of a limiter; both backends behave the same. */
 export interface Limiter {
   /** Counts `points`; resolves undefined when within the limit, else the wait in ms. */
   consume(key: string, points?: number): Promise<number | undefined>;

@@ -14,7 +14,7 @@
  * id), and within a company intake order (the item id). An item in retry backoff is not due; when
  * its backoff is over it stands where its deadline, company and id put it.
  *
- * `fileOrder` is the rule, item by item. A claim runs it too, over a few candidates: the first
+ * `fileOrder` is the policy, item by item. A claim runs it too, over a few candidates: the first
  * due items of the first lanes in lane order (store/core/filing-queue.ts). The property test in
  * test/scheduler/ holds the store's claims, one after another, to `fileOrder` over every item.
  */

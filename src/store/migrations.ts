@@ -1,6 +1,8 @@
 /**
  * Numbered plain-SQL migrations (`0001_initial.sql`, `0002_….sql`), one folder per backend.
  * Each backend applies the ones it has not recorded yet, in order, each in a transaction.
+ * PostgreSQL also has repeatable definitions of its functions (postgres/repeatables.ts), applied
+ * after them when they changed.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -32,6 +34,17 @@ export interface AppliedMigration {
   appliedAt: string;
 }
 
+/** A repeatable definition (PostgreSQL's, postgres/repeatables.ts) against the schema. */
+export interface RepeatableStatus {
+  /** The function it defines. */
+  name: string;
+  /** This version's revision; for `later`, the one a later release applied. */
+  revision: number;
+  /** applied: as this version has it; pending: this version needs it applied; later: a later release's, left as it is. */
+  state: "applied" | "pending" | "later";
+  appliedAt: string | null;
+}
+
 /** What the schema holds against the migrations this version of the code knows (SPEC §18). */
 export interface SchemaStatus {
   applied: AppliedMigration[];
@@ -39,6 +52,8 @@ export interface SchemaStatus {
   pending: Array<{ version: number; name: string }>;
   /** Applied, but unknown here: a later release migrated the schema (additive only, so this version still works). */
   unknown: AppliedMigration[];
+  /** PostgreSQL's repeatable definitions; none on SQLite. */
+  repeatables?: RepeatableStatus[];
 }
 
 /** How a process treats migrations when it opens the store. */
@@ -51,6 +66,8 @@ export type MigrationMode =
   | "ignore";
 
 export const migrationLabel = (migration: { version: number; name: string }) => `${String(migration.version).padStart(4, "0")}_${migration.name}`;
+
+export const repeatableLabel = (repeatable: { name: string; revision: number }) => `${repeatable.name} (repeatable, revision ${repeatable.revision})`;
 
 export function schemaStatus(known: Migration[], applied: AppliedMigration[]): SchemaStatus {
   const appliedVersions = new Set(applied.map((migration) => migration.version));
@@ -65,9 +82,13 @@ export function schemaStatus(known: Migration[], applied: AppliedMigration[]): S
 /** A process whose schema lacks migrations it needs, with MIGRATE_ON_START=false: it does not start. */
 export class SchemaBehindError extends Error {
   override name = "SchemaBehindError";
-  constructor(readonly pending: SchemaStatus["pending"]) {
+  constructor(
+    readonly pending: SchemaStatus["pending"],
+    readonly pendingRepeatables: RepeatableStatus[] = [],
+  ) {
+    const labels = [...pending.map(migrationLabel), ...pendingRepeatables.map(repeatableLabel)];
     super(
-      `the schema lacks ${pending.length === 1 ? "migration" : `${pending.length} migrations`} ${pending.map(migrationLabel).join(", ")} that this version needs: run \`npm run -s cli -- db migrate\` (MIGRATE_ON_START=false)`,
+      `the schema lacks ${labels.length === 1 ? "migration" : `${labels.length} migrations`} ${labels.join(", ")} that this version needs: run \`npm run -s cli -- db migrate\` (MIGRATE_ON_START=false)`,
     );
   }
 }

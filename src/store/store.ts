@@ -12,38 +12,44 @@
  * - Sweeps across companies (the bot's, the dispatcher's) only find which companies have work;
  *   everything after that goes company by company.
  *
- * Every operation is written once, in core/, over the database port (port.ts); the backend
+ * Every method is written once, in core/, over the database port (port.ts); the backend
  * folders hold only what differs. Backend differences are named as `StoreFlags`, never as
  * `if (postgres)` outside this folder.
  *
- * The interface is made of one part per area, each with its types in a file of types/:
- * accounts.ts (companies and keys), intake.ts (adds and reads), bot.ts (the filing queue),
- * capacity.ts (the authority's slots), breaker.ts (its circuit breaker), webhooks.ts, events.ts (the feed),
- * operators.ts (their accounts), operator-reads.ts and operator-actions.ts (what operators read
- * and do). Import them from here.
+ * The interface is made of one part per area, each with its types in a file of types/, its
+ * implementation in core/ and its statements in core/sql-<area>.ts, all under the area's one name:
+ * accounts (companies and keys), work-items (adds and reads), follow-ups (changes and
+ * withdrawals), filing-queue (what the bot claims), outcomes (what its calls made of items),
+ * capacity (the authority's slots), breaker (its circuit breaker), webhooks, events (the feed),
+ * operators (their accounts), operator-reads and operator-actions (what operators read and do).
+ * Import them from here.
  */
 import type { SchemaStatus } from "./migrations.ts";
 import type { AccountsStore } from "./types/accounts.ts";
-import type { BotStore } from "./types/bot.ts";
 import type { BreakerStore } from "./types/breaker.ts";
 import type { CapacityStore } from "./types/capacity.ts";
 import type { EventsStore } from "./types/events.ts";
-import type { IntakeStore } from "./types/intake.ts";
+import type { FilingQueueStore } from "./types/filing-queue.ts";
+import type { FollowUpsStore } from "./types/follow-ups.ts";
 import type { OperatorActionsStore } from "./types/operator-actions.ts";
 import type { OperatorReadsStore } from "./types/operator-reads.ts";
 import type { OperatorsStore } from "./types/operators.ts";
+import type { OutcomesStore } from "./types/outcomes.ts";
 import type { WebhooksStore } from "./types/webhooks.ts";
+import type { WorkItemsStore } from "./types/work-items.ts";
 
 export type * from "./types/accounts.ts";
-export type * from "./types/bot.ts";
 export type * from "./types/breaker.ts";
 export type * from "./types/capacity.ts";
 export type * from "./types/events.ts";
-export type * from "./types/intake.ts";
+export type * from "./types/filing-queue.ts";
+export type * from "./types/follow-ups.ts";
 export type * from "./types/operator-actions.ts";
 export type * from "./types/operator-reads.ts";
 export type * from "./types/operators.ts";
+export type * from "./types/outcomes.ts";
 export type * from "./types/webhooks.ts";
+export type * from "./types/work-items.ts";
 export type { WebhookEventType } from "../domain/event-types.ts";
 export type { AppliedMigration, MigrationMode, SchemaStatus } from "./migrations.ts";
 
@@ -69,8 +75,20 @@ export interface StoreIdentity {
   generationId: string | null;
 }
 
-/** The whole store: what it is and how to reach it, and the operations of every area. */
-export interface Store extends AccountsStore, IntakeStore, BotStore, CapacityStore, BreakerStore, WebhooksStore, EventsStore, OperatorsStore, OperatorReadsStore, OperatorActionsStore {
+/** The whole store: what it is and how to reach it, and the methods of every area. */
+export interface Store
+  extends AccountsStore,
+    WorkItemsStore,
+    FollowUpsStore,
+    FilingQueueStore,
+    OutcomesStore,
+    CapacityStore,
+    BreakerStore,
+    WebhooksStore,
+    EventsStore,
+    OperatorsStore,
+    OperatorReadsStore,
+    OperatorActionsStore {
   readonly kind: "sqlite" | "postgres";
   readonly flags: StoreFlags;
 

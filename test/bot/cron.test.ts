@@ -9,7 +9,7 @@ test("a run that throws never stops the schedule; stop() waits for the run in fl
   let calls = 0;
   let running = 0;
   let finished = 0;
-  const scheduler = startBotCron({
+  const cron = startBotCron({
     schedule: "* * * * * *",
     logger: { info: () => undefined, error: (obj) => errors.push((obj as { err: unknown }).err) },
     run: async () => {
@@ -23,10 +23,10 @@ test("a run that throws never stops the schedule; stop() waits for the run in fl
     },
   });
   try {
-    assert.ok(scheduler.nextRunAt());
+    assert.ok(cron.nextRunAt());
     await waitUntil("a second run after the failing one", () => calls >= 2 && running === 1, 5_000, 10);
   } finally {
-    await scheduler.stop();
+    await cron.stop();
   }
   assert.equal(errors.length, 1);
   assert.match(String(errors[0]), /store unavailable/);
@@ -35,7 +35,7 @@ test("a run that throws never stops the schedule; stop() waits for the run in fl
   assert.equal(finished, callsAtStop - 1);
   await sleep(1200);
   assert.equal(calls, callsAtStop, "no run after stop()");
-  assert.equal(scheduler.nextRunAt(), null);
+  assert.equal(cron.nextRunAt(), null);
 });
 
 test("the schedule interval is the gap around now between two scheduled passes, however uneven the schedule", async () => {

@@ -23,7 +23,8 @@ import { fileOrder, type QueuedItem } from "../../src/scheduler/order.ts";
 function recording(adapter: AuthorityAdapter) {
   const calls: Array<{ kind: "submit" | "status"; subject: string; at: number }> = [];
   const wrapped: AuthorityAdapter = {
-    name: adapter.name,
+    // Its name, its follow-up calls of every kind and its close as they are.
+    ...adapter,
     submit(request) {
       calls.push({ kind: "submit", subject: request.idempotencyKey, at: performance.now() });
       return adapter.submit(request);
@@ -32,9 +33,6 @@ function recording(adapter: AuthorityAdapter) {
       calls.push({ kind: "status", subject: applicationNumber, at: performance.now() });
       return adapter.status(applicationNumber);
     },
-    change: (amendment) => adapter.change(amendment),
-    withdraw: (amendment) => adapter.withdraw(amendment),
-    close: () => adapter.close(),
   };
   return { adapter: wrapped, calls };
 }

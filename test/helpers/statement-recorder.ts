@@ -12,8 +12,11 @@ import assert from "node:assert/strict";
 import { after } from "node:test";
 import Database from "better-sqlite3";
 import pg from "pg";
-import { SQL } from "../../src/store/core/sql.ts";
-import { FILING_SQL } from "../../src/store/core/sql-filing.ts";
+import { ACCOUNTS_SQL } from "../../src/store/core/sql-accounts.ts";
+import { EVENTS_SQL } from "../../src/store/core/sql-events.ts";
+import { WEBHOOKS_SQL } from "../../src/store/core/sql-webhooks.ts";
+import { WORK_ITEMS_SQL } from "../../src/store/core/sql-work-items.ts";
+import { FILING_QUEUE_SQL } from "../../src/store/core/sql-filing-queue.ts";
 import { OPERATOR_ACTIONS_SQL } from "../../src/store/core/sql-operator-actions.ts";
 import { OPERATOR_READS_SQL } from "../../src/store/core/sql-operator-reads.ts";
 import { postgresDialect } from "../../src/store/postgres/postgres-port.ts";
@@ -22,7 +25,7 @@ import type { Statement } from "../../src/store/port.ts";
 
 const NOT_TENANT_DATA = [
   /^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b/i,
-  /schema_migrations|pg_(?:try_)?advisory_(?:xact_)?(?:un)?lock|SHOW default_transaction_isolation/i,
+  /schema_migrations|schema_repeatables|pg_(?:try_)?advisory_(?:xact_)?(?:un)?lock|SHOW default_transaction_isolation/i,
   // The migrator's look for Citus, its mode for an upgrade of a distributed schema, and its
   // placement of the tables an upgrade made (src/store/postgres/distribution.ts).
   /^SELECT 1 FROM pg_extension WHERE extname = 'citus'$|^SET LOCAL citus\.|^SELECT current_schema\(\) AS schema$|\bpg_dist_partition\b|^SELECT relname FROM pg_class\b|^SELECT create_(?:distributed|reference)_table\(/,
@@ -46,22 +49,22 @@ const NOT_TENANT_DATA = [
 
 /** Allowed to look across companies; each still names company_id. */
 const CROSS_COMPANY: Statement[] = [
-  SQL.nextCompanyId,
-  SQL.revokeApiKey,
-  SQL.companiesWithDueDeliveries,
-  SQL.pendingDeliveriesByCompany,
-  SQL.companiesWithExpiredIdempotencyKeys,
-  SQL.companiesWithEndedDeliveries,
-  SQL.companiesWithExpiredEvents,
-  SQL.plaintextWebhookSecrets,
+  ACCOUNTS_SQL.nextCompanyId,
+  ACCOUNTS_SQL.revokeApiKey,
+  WEBHOOKS_SQL.companiesWithDueDeliveries,
+  WEBHOOKS_SQL.pendingDeliveriesByCompany,
+  WORK_ITEMS_SQL.companiesWithExpiredIdempotencyKeys,
+  WEBHOOKS_SQL.companiesWithEndedDeliveries,
+  EVENTS_SQL.companiesWithExpiredEvents,
+  WEBHOOKS_SQL.plaintextWebhookSecrets,
   // The filing queue over every company (SPEC §14): which companies have bot work, and the
   // first lanes in queue order (a row per company with work, not per item); each claim after
   // them names its company.
-  FILING_SQL.companiesWithBotWork,
-  FILING_SQL.onTimeLanes,
-  FILING_SQL.lateLanes,
-  FILING_SQL.lanesWithoutDeadline,
-  FILING_SQL.dueStatusLanes,
+  FILING_QUEUE_SQL.companiesWithBotWork,
+  FILING_QUEUE_SQL.onTimeLanes,
+  FILING_QUEUE_SQL.lateLanes,
+  FILING_QUEUE_SQL.lanesWithoutDeadline,
+  FILING_QUEUE_SQL.dueStatusLanes,
   // Operators see every company (SPEC §12.2).
   OPERATOR_READS_SQL.overviewCompanies,
   OPERATOR_READS_SQL.overviewCounts,
@@ -79,8 +82,9 @@ const CROSS_COMPANY: Statement[] = [
 ];
 
 /**
- * The operator's pages across companies, one statement per combination of filters
- * (core/operations.ts, core/webhooks.ts): they name company_id, and filter by it when asked to.
+ * The operator's pages and bulk retry across companies, one statement per combination of filters
+ * (core/operator-reads.ts, core/operator-actions.ts, core/webhooks.ts): they name company_id, and
+ * filter by it when asked to.
  */
 const CROSS_COMPANY_PAGES = [
   /^SELECT work_item_id, company_id,[\s\S]* FROM work_items [\s\S]*ORDER BY (work_item_id DESC|deadline_at, work_item_id) LIMIT \$1$/,

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import Database from "better-sqlite3";
 import { CAPACITY_SQL } from "../../src/store/core/sql-capacity.ts";
-import { FILING_SQL } from "../../src/store/core/sql-filing.ts";
+import { FILING_QUEUE_SQL } from "../../src/store/core/sql-filing-queue.ts";
 import { openSqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 import { prepareIntakeStatements } from "../../src/store/sqlite/intake-statements.ts";
 import { postgresDialect } from "../../src/store/postgres/postgres-port.ts";
@@ -25,14 +25,14 @@ test("the check refuses a statement without company_id, and one that names it wi
 });
 
 test("cross-company statements are allowed only by name", () => {
-  const discovery = FILING_SQL.companiesWithBotWork.text as string;
+  const discovery = FILING_QUEUE_SQL.companiesWithBotWork.text as string;
   assert.doesNotThrow(() => assertScopedByCompany([discovery]));
   assert.throws(() => assertScopedByCompany([`${discovery} `]), /not scoped by company_id/);
   // The filing queue's first lanes, over every company; the claims from them name their company.
-  const lanes = FILING_SQL.onTimeLanes.text as string;
-  assert.doesNotThrow(() => assertScopedByCompany([lanes, FILING_SQL.lateLanes.text as string, FILING_SQL.dueStatusLanes.text as string]));
+  const lanes = FILING_QUEUE_SQL.onTimeLanes.text as string;
+  assert.doesNotThrow(() => assertScopedByCompany([lanes, FILING_QUEUE_SQL.lateLanes.text as string, FILING_QUEUE_SQL.dueStatusLanes.text as string]));
   assert.throws(() => assertScopedByCompany([lanes.replace("LIMIT $4", "LIMIT 10")]), /not scoped by company_id/);
-  const claim = FILING_SQL.claimLane.text as (d: typeof sqliteDialect) => string;
+  const claim = FILING_QUEUE_SQL.claimLane.text as (d: typeof sqliteDialect) => string;
   assert.doesNotThrow(() => assertScopedByCompany([claim(sqliteDialect), claim(postgresDialect)]));
 });
 

@@ -1,4 +1,4 @@
-import { migrationLabel } from "../../store/migrations.ts";
+import { migrationLabel, repeatableLabel } from "../../store/migrations.ts";
 import type { DistributionResult, PlacementStep } from "../../store/postgres/distribution.ts";
 import type { SchemaStatus, StoreIdentity } from "../../store/store.ts";
 import type { RestoreResult } from "../../store/sqlite/restore.ts";
@@ -45,17 +45,19 @@ export const dbDistribute: Command = {
   },
 };
 
-const statusLine = (status: SchemaStatus) =>
-  [
+const statusLine = (status: SchemaStatus) => {
+  const pending = [...status.pending.map(migrationLabel), ...(status.repeatables ?? []).filter((repeatable) => repeatable.state === "pending").map(repeatableLabel)];
+  return [
     `${status.applied.length} applied`,
-    status.pending.length === 0 ? "none pending" : `${status.pending.length} pending (${status.pending.map(migrationLabel).join(", ")}): run db migrate`,
+    pending.length === 0 ? "none pending" : `${pending.length} pending (${pending.join(", ")}): run db migrate`,
     ...(status.unknown.length === 0 ? [] : [`${status.unknown.length} applied by a later release (${status.unknown.map(migrationLabel).join(", ")})`]),
   ].join("; ");
+};
 
 export const dbStatus: Command = {
   name: "db status",
   usage: "db status [--json]",
-  summary: "the schema's migrations: applied, pending (this version needs them) and any a later release applied; changes nothing",
+  summary: "the schema's migrations and (PostgreSQL) repeatable definitions: applied, pending (this version needs them) and any a later release applied; changes nothing",
   options: {},
   migrations: "ignore",
   async run({ store }): Promise<SchemaStatus & Partial<StoreIdentity>> {
@@ -74,6 +76,9 @@ export const dbStatus: Command = {
     const lines = status.applied.map((migration) => `applied  ${migrationLabel(migration)}  ${migration.appliedAt}`);
     lines.push(...status.unknown.map((migration) => `later    ${migrationLabel(migration)}  ${migration.appliedAt}`));
     lines.push(...status.pending.map((migration) => `pending  ${migrationLabel(migration)}`));
+    for (const repeatable of status.repeatables ?? []) {
+      lines.push(`${repeatable.state.padEnd(7)}  ${repeatableLabel(repeatable)}${repeatable.appliedAt === null ? "" : `  ${repeatable.appliedAt}`}`);
+    }
     return [...identity, ...lines, statusLine(status)].join("\n");
   },
 };

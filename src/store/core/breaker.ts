@@ -1,7 +1,7 @@
 /**
  * The shared circuit breaker in front of each authority (SPEC §10): one row per authority, read
- * and changed by every worker process. The rules of when it opens and closes are pure, in
- * src/scheduler/breaker.ts; this is their record.
+ * and changed by every worker process. The policy of when it opens and closes is pure, in
+ * src/scheduler/breaker.ts; this is its record.
  */
 import type { DatabasePort } from "../port.ts";
 import { isoOrNull } from "../rows.ts";

@@ -1,7 +1,7 @@
 /**
  * The authority's capacity, shared by every worker process (SPEC §14): a row of slots per call in
- * flight, and the rate limiter's clock. The rules are pure, in src/scheduler/capacity.ts; here
- * they run inside the transaction that holds the capacity row, so grants are decided one at a
+ * flight, and the rate limiter's clock. The policy is pure, in src/scheduler/capacity.ts; here
+ * it runs inside the transaction that holds the capacity row, so grants are decided one at a
  * time over every process.
  */
 import type { DatabasePort } from "../port.ts";

@@ -15,7 +15,7 @@ import type { DatabasePort, Queryable, Statement } from "../port.ts";
 import { iso, toWorkItemView, type WorkItemRow } from "../rows.ts";
 import type { FeedEvent, ListEventsQuery, Store, WebhookEventType } from "../store.ts";
 import type { WorkItemView } from "../../domain/views.ts";
-import { SQL } from "./sql.ts";
+import { EVENTS_SQL } from "./sql-events.ts";
 
 type EventPart = Pick<Store, "listEvents" | "companiesWithExpiredEvents" | "deleteExpiredEvents">;
 
@@ -30,18 +30,18 @@ export async function emitEvents(tx: Queryable, companyId: number, type: Webhook
   if (items.length === 0) return;
   const events = items.map((row) => ({ eventId: newEventId(), data: toWorkItemView(row) }));
   for (const { eventId, data } of events) {
-    if (data.webhookUrl) await tx.run(SQL.insertOutboxRow, [companyId, eventId, data.workItemId, type, data.webhookUrl, now]);
+    if (data.webhookUrl) await tx.run(EVENTS_SQL.insertOutboxRow, [companyId, eventId, data.workItemId, type, data.webhookUrl, now]);
   }
   await appendEvents(tx, companyId, type, events, now);
 }
 
 /** Numbers the events after the company's last position (taking its row until commit) and inserts them. */
 async function appendEvents(tx: Queryable, companyId: number, type: WebhookEventType, events: Array<{ eventId: string; data: WorkItemView }>, now: string): Promise<void> {
-  const advanced = await tx.one<{ last_position: number | string }>(SQL.advanceEventSequence, [companyId, events.length]);
+  const advanced = await tx.one<{ last_position: number | string }>(EVENTS_SQL.advanceEventSequence, [companyId, events.length]);
   let position = Number(advanced!.last_position) - events.length;
   for (const { eventId, data } of events) {
     position += 1;
-    await tx.run(SQL.insertEvent, [companyId, position, eventId, type, data.workItemId, now, JSON.stringify(data)]);
+    await tx.run(EVENTS_SQL.insertEvent, [companyId, position, eventId, type, data.workItemId, now, JSON.stringify(data)]);
   }
 }
 
@@ -69,12 +69,12 @@ export function eventsStore(db: DatabasePort): EventPart {
     },
 
     async companiesWithExpiredEvents({ createdBefore, limit }) {
-      const rows = await db.all<{ company_id: number | string }>(SQL.companiesWithExpiredEvents, [createdBefore, limit]);
+      const rows = await db.all<{ company_id: number | string }>(EVENTS_SQL.companiesWithExpiredEvents, [createdBefore, limit]);
       return rows.map((row) => Number(row.company_id));
     },
 
     deleteExpiredEvents({ companyId, createdBefore, limit }) {
-      return db.run(SQL.deleteExpiredEvents, [companyId, createdBefore, limit]);
+      return db.run(EVENTS_SQL.deleteExpiredEvents, [companyId, createdBefore, limit]);
     },
   };
 }

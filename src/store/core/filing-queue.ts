@@ -1,6 +1,8 @@
 /**
  * The filing queue (SPEC §14): batches taken up into it, items claimed from it in one order over
- * every company, Submitted items claimed for their status requests, and claims given back.
+ * every company, Submitted items claimed for their status requests, claims given back, and the
+ * deadlines of items still waiting flagged when at risk. What a call made of a claimed item is
+ * recorded by outcomes.ts.
  *
  * A claim reads the first lanes (a few rows of filing_lanes, whatever the number of items
  * waiting), plans which lane gives each next item (src/scheduler/order.ts), and takes the items
@@ -19,15 +21,16 @@
  * their lease runs out, as a worker that died would.
  */
 import type { DatabasePort, Queryable } from "../port.ts";
-import { iso, toDueItem, toItemToPoll, type DueItemRow, type ItemToPollRow } from "../rows.ts";
+import { iso, toDueItem, toItemToPoll, type DueItemRow, type ItemToPollRow, type WorkItemRow } from "../rows.ts";
 import type { CompanyTurn, DueItem, ItemToPoll, Store } from "../store.ts";
 import { itemError } from "../../domain/item-errors.ts";
 import { fileOrder, NO_DEADLINE, servedSeqAt, tierOf, type Lane, type QueuedItem } from "../../scheduler/order.ts";
-import { BATCH_SQL } from "./batches.ts";
-import { FILING_SQL } from "./sql-filing.ts";
+import { emitEvents } from "./events.ts";
+import { BATCHES_SQL } from "./sql-batches.ts";
+import { FILING_QUEUE_SQL } from "./sql-filing-queue.ts";
 import { dropFilingLaneIfEmpty, moved, transition, type MovedRow } from "./transition.ts";
 
-type FilingQueuePart = Pick<Store, "companiesWithBotWork" | "queueBatches" | "claimFilingWork" | "claimStatusRequests" | "releaseItems">;
+type FilingQueuePart = Pick<Store, "companiesWithBotWork" | "queueBatches" | "claimFilingWork" | "claimStatusRequests" | "releaseItems" | "flagDeadlinesAtRisk">;
 
 type Id = number | string;
 interface LaneRow {
@@ -46,21 +49,21 @@ const MAX_CLAIM_ROUNDS = 8;
 export function filingQueueStore(db: DatabasePort): FilingQueuePart {
   return {
     async companiesWithBotWork() {
-      const rows = await db.all<{ company_id: Id; to_queue: Id }>(FILING_SQL.companiesWithBotWork);
+      const rows = await db.all<{ company_id: Id; to_queue: Id }>(FILING_QUEUE_SQL.companiesWithBotWork);
       return rows.map((row) => ({ companyId: Number(row.company_id), toQueue: Number(row.to_queue) === 1 }));
     },
 
     queueBatches(companyId, now) {
       return db.transaction(async (tx) => {
-        await tx.run(BATCH_SQL.closeOpenBatches, [companyId, now]);
-        const batches = await tx.all<{ work_batch_id: Id }>(FILING_SQL.closedBatches, [companyId]);
+        await tx.run(BATCHES_SQL.closeOpenBatches, [companyId, now]);
+        const batches = await tx.all<{ work_batch_id: Id }>(FILING_QUEUE_SQL.closedBatches, [companyId]);
         for (const { work_batch_id: batchId } of batches) {
-          const queued = await tx.run(FILING_SQL.queueBatchItems, [companyId, batchId, now]);
+          const queued = await tx.run(FILING_QUEUE_SQL.queueBatchItems, [companyId, batchId, now]);
           await failOrphanedFollowUps(tx, companyId, batchId, now);
           // Changes and withdrawals waiting for their original are the batch's to finish too.
-          const waiting = await tx.one<{ new_items: number | string }>(FILING_SQL.batchNewItems, [companyId, batchId]);
-          await tx.run(BATCH_SQL.takeUpBatch, [companyId, batchId, Math.max(queued, Number(waiting?.new_items ?? 0)), now]);
-          if (queued > 0) await tx.run(FILING_SQL.addBatchLanes, [companyId, batchId, NO_DEADLINE]);
+          const waiting = await tx.one<{ new_items: number | string }>(FILING_QUEUE_SQL.batchNewItems, [companyId, batchId]);
+          await tx.run(BATCHES_SQL.takeUpBatch, [companyId, batchId, Math.max(queued, Number(waiting?.new_items ?? 0)), now]);
+          if (queued > 0) await tx.run(FILING_QUEUE_SQL.addBatchLanes, [companyId, batchId, NO_DEADLINE]);
         }
         return batches.length;
       });
@@ -131,12 +134,12 @@ export function filingQueueStore(db: DatabasePort): FilingQueuePart {
 
     claimStatusRequests({ owner, dueBefore, leaseExpiresAt, limit }) {
       return db.transaction(async (tx) => {
-        const lanes = await tx.all<{ company_id: Id; work_type: string }>(FILING_SQL.dueStatusLanes, [dueBefore, limit]);
+        const lanes = await tx.all<{ company_id: Id; work_type: string }>(FILING_QUEUE_SQL.dueStatusLanes, [dueBefore, limit]);
         const claimed: ItemToPoll[] = [];
         for (const lane of lanes) {
           if (claimed.length >= limit) break;
           const companyId = Number(lane.company_id);
-          const rows = await tx.all<ItemToPollRow>(FILING_SQL.claimStatusRequests, [companyId, lane.work_type, dueBefore, owner, leaseExpiresAt, limit - claimed.length]);
+          const rows = await tx.all<ItemToPollRow>(FILING_QUEUE_SQL.claimStatusRequests, [companyId, lane.work_type, dueBefore, owner, leaseExpiresAt, limit - claimed.length]);
           claimed.push(...rows.map(toItemToPoll).sort((a, b) => a.workItemId - b.workItemId));
           await settleStatusLane(tx, companyId, lane.work_type);
         }
@@ -150,7 +153,7 @@ export function filingQueueStore(db: DatabasePort): FilingQueuePart {
         let released = 0;
         // In company order, the order a claim's writes lock in.
         for (const claim of [...claims].sort((a, b) => a.companyId - b.companyId || a.workItemId - b.workItemId)) {
-          const filing = await transition(tx, FILING_SQL.releaseFilingItem, [claim.companyId, claim.workItemId, claim.owner, now, dueAt], {
+          const filing = await transition(tx, FILING_QUEUE_SQL.releaseFilingItem, [claim.companyId, claim.workItemId, claim.owner, now, dueAt], {
             companyId: claim.companyId,
             now,
             from: "InProgress",
@@ -158,15 +161,24 @@ export function filingQueueStore(db: DatabasePort): FilingQueuePart {
           });
           if (filing && claim.turn) {
             const turn = [claim.companyId, claim.turn.before, claim.turn.after];
-            await tx.run(FILING_SQL.restoreCompanyLanesTurn, turn);
-            await tx.run(FILING_SQL.restoreCompanyTurn, turn);
+            await tx.run(FILING_QUEUE_SQL.restoreCompanyLanesTurn, turn);
+            await tx.run(FILING_QUEUE_SQL.restoreCompanyTurn, turn);
           }
           const polling = filing
             ? undefined
-            : await transition(tx, FILING_SQL.releaseStatusItem, [claim.companyId, claim.workItemId, claim.owner, dueAt], { companyId: claim.companyId, now, from: "Submitted", history: [] });
+            : await transition(tx, FILING_QUEUE_SQL.releaseStatusItem, [claim.companyId, claim.workItemId, claim.owner, dueAt], { companyId: claim.companyId, now, from: "Submitted", history: [] });
           if (filing || polling) released += 1;
         }
         return released;
+      });
+    },
+
+    flagDeadlinesAtRisk(companyId, { riskBefore, now }) {
+      return db.transaction(async (tx) => {
+        const flagged = await tx.all<WorkItemRow>(FILING_QUEUE_SQL.flagDeadlinesAtRisk, [companyId, riskBefore, now]);
+        flagged.sort((a, b) => Number(a.work_item_id) - Number(b.work_item_id));
+        await emitEvents(tx, companyId, "workitem.deadline_at_risk", flagged, now);
+        return flagged.length;
       });
     },
   };
@@ -179,9 +191,9 @@ const compareLaneKeys = (a: Lane, b: Lane) =>
 
 /** Up to `limit` lanes ready by `dueBefore`, in lane order: on time, then late, then without a deadline. */
 async function firstLanes(tx: Queryable, now: string, dueBefore: string, limit: number): Promise<Lane[]> {
-  const rows = await tx.all<LaneRow>(FILING_SQL.onTimeLanes, [now, dueBefore, NO_DEADLINE, limit]);
-  if (rows.length < limit) rows.push(...(await tx.all<LaneRow>(FILING_SQL.lateLanes, [now, dueBefore, limit - rows.length])));
-  if (rows.length < limit) rows.push(...(await tx.all<LaneRow>(FILING_SQL.lanesWithoutDeadline, [NO_DEADLINE, dueBefore, limit - rows.length])));
+  const rows = await tx.all<LaneRow>(FILING_QUEUE_SQL.onTimeLanes, [now, dueBefore, NO_DEADLINE, limit]);
+  if (rows.length < limit) rows.push(...(await tx.all<LaneRow>(FILING_QUEUE_SQL.lateLanes, [now, dueBefore, limit - rows.length])));
+  if (rows.length < limit) rows.push(...(await tx.all<LaneRow>(FILING_QUEUE_SQL.lanesWithoutDeadline, [NO_DEADLINE, dueBefore, limit - rows.length])));
   return rows.map((row) => {
     const deadline = iso(row.deadline_at);
     return { companyId: Number(row.company_id), workType: row.work_type, deadlineAt: deadline === NO_DEADLINE ? null : deadline, servedSeq: Number(row.served_seq) };
@@ -214,8 +226,8 @@ function surePrefix<I extends QueuedItem & { lane: Lane }>(order: I[], lastRead:
 async function dueItemIds(tx: Queryable, lane: Lane, dueBefore: string, limit: number): Promise<number[]> {
   const rows =
     lane.deadlineAt === null
-      ? await tx.all<{ work_item_id: Id }>(FILING_SQL.dueLaneItemsWithoutDeadline, [lane.companyId, lane.workType, dueBefore, limit])
-      : await tx.all<{ work_item_id: Id }>(FILING_SQL.dueLaneItems, [lane.companyId, lane.workType, lane.deadlineAt, dueBefore, limit]);
+      ? await tx.all<{ work_item_id: Id }>(FILING_QUEUE_SQL.dueLaneItemsWithoutDeadline, [lane.companyId, lane.workType, dueBefore, limit])
+      : await tx.all<{ work_item_id: Id }>(FILING_QUEUE_SQL.dueLaneItems, [lane.companyId, lane.workType, lane.deadlineAt, dueBefore, limit]);
   return rows.map((row) => Number(row.work_item_id));
 }
 
@@ -223,8 +235,8 @@ async function claimFromLane(tx: Queryable, lane: Lane, count: number, input: { 
   const claim = [input.dueBefore, input.owner, input.leaseExpiresAt, count, input.now];
   const rows =
     lane.deadlineAt === null
-      ? await tx.all<DueItemRow & MovedRow>(FILING_SQL.claimLaneWithoutDeadline, [lane.companyId, lane.workType, ...claim])
-      : await tx.all<DueItemRow & MovedRow>(FILING_SQL.claimLane, [lane.companyId, lane.workType, lane.deadlineAt, ...claim]);
+      ? await tx.all<DueItemRow & MovedRow>(FILING_QUEUE_SQL.claimLaneWithoutDeadline, [lane.companyId, lane.workType, ...claim])
+      : await tx.all<DueItemRow & MovedRow>(FILING_QUEUE_SQL.claimLane, [lane.companyId, lane.workType, lane.deadlineAt, ...claim]);
   rows.sort((a, b) => Number(a.work_item_id) - Number(b.work_item_id));
   await moved(tx, rows, { companyId: lane.companyId, now: input.now, from: "New", history: [{ kind: "status", status: "InProgress" }] });
   return rows.map(toDueItem);
@@ -235,8 +247,8 @@ async function serve(tx: Queryable, served: Map<number, number>, nowMs: number):
   const turns = new Map<number, number>();
   for (const [companyId, position] of [...served].sort(([a], [b]) => a - b)) {
     const seq = servedSeqAt(nowMs, position);
-    await tx.run(FILING_SQL.serveCompanyLanes, [companyId, seq]);
-    await tx.run(FILING_SQL.serveCompany, [companyId, seq]);
+    await tx.run(FILING_QUEUE_SQL.serveCompanyLanes, [companyId, seq]);
+    await tx.run(FILING_QUEUE_SQL.serveCompany, [companyId, seq]);
     turns.set(companyId, seq);
   }
   return turns;
@@ -245,16 +257,16 @@ async function serve(tx: Queryable, served: Map<number, number>, nowMs: number):
 /** A change or withdrawal of a closed original, taken up (after an operator's retry): it fails, as one waiting would have. */
 async function failOrphanedFollowUps(tx: Queryable, companyId: number, batchId: Id, now: string): Promise<void> {
   const error = itemError("ORIGINAL_CLOSED", "The original work item is Failed, Cancelled or Withdrawn; this was not filed.");
-  const rows = await tx.all<MovedRow>(FILING_SQL.failOrphanedFollowUps, [companyId, batchId, JSON.stringify(error), now]);
+  const rows = await tx.all<MovedRow>(FILING_QUEUE_SQL.failOrphanedFollowUps, [companyId, batchId, JSON.stringify(error), now]);
   rows.sort((a, b) => Number(a.work_item_id) - Number(b.work_item_id));
   await moved(tx, rows, { companyId, now, from: "New", history: [{ kind: "status", status: "Failed", detail: error.message }], event: "workitem.failed" });
 }
 
 /** The status lane's ready_at becomes its earliest Submitted item's next poll; it goes when it has none. */
 async function settleStatusLane(tx: Queryable, companyId: number, workType: string): Promise<void> {
-  if (!(await tx.one(FILING_SQL.lockStatusLane, [companyId, workType]))) return;
-  const next = await tx.one<{ ready_at: string | Date | null }>(FILING_SQL.statusLaneReadyAt, [companyId, workType]);
-  if (next?.ready_at == null) await tx.run(FILING_SQL.deleteStatusLane, [companyId, workType]);
-  else await tx.run(FILING_SQL.setStatusLaneReadyAt, [companyId, workType, iso(next.ready_at)]);
+  if (!(await tx.one(FILING_QUEUE_SQL.lockStatusLane, [companyId, workType]))) return;
+  const next = await tx.one<{ ready_at: string | Date | null }>(FILING_QUEUE_SQL.statusLaneReadyAt, [companyId, workType]);
+  if (next?.ready_at == null) await tx.run(FILING_QUEUE_SQL.deleteStatusLane, [companyId, workType]);
+  else await tx.run(FILING_QUEUE_SQL.setStatusLaneReadyAt, [companyId, workType, iso(next.ready_at)]);
 }
 

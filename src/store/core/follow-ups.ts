@@ -13,8 +13,8 @@ import { iso, storedRequest, type WorkItemRow } from "../rows.ts";
 import type { AddFollowUpOutcome, FollowUpRefusal, ItemClaim, NewFollowUp } from "../store.ts";
 import type { DocumentChangeResult, WorkItemStatus } from "../../domain/views.ts";
 import { FOLLOW_UP_RULES, isFollowUp, type FollowUpKind } from "../../domain/work-item-kinds.ts";
-import { FOLLOW_UP_SQL } from "./sql-follow-ups.ts";
-import { SQL } from "./sql.ts";
+import { FOLLOW_UPS_SQL } from "./sql-follow-ups.ts";
+import { WORK_ITEMS_SQL } from "./sql-work-items.ts";
 import { countIntoBatch, openBatchFor } from "./batches.ts";
 import { emitPending, recordHistory, transition, type MovedRow, type PendingEvents } from "./transition.ts";
 
@@ -28,7 +28,7 @@ export function addFollowUp(db: DatabasePort, input: NewFollowUp): Promise<AddFo
     const known = await knownKey(tx, input);
     if (known) return known;
     const workBatchId = await openBatchFor(tx, input);
-    const original = await tx.one<Original>(FOLLOW_UP_SQL.lockOriginal, [companyId, input.originalWorkItemId]);
+    const original = await tx.one<Original>(FOLLOW_UPS_SQL.lockOriginal, [companyId, input.originalWorkItemId]);
     if (!original) return { kind: "originalNotFound" };
     if (original.kind !== "create") return { kind: "notAnOriginal", originalKind: original.kind };
     const refusal = refusalFor(original, input);
@@ -36,7 +36,7 @@ export function addFollowUp(db: DatabasePort, input: NewFollowUp): Promise<AddFo
 
     const notSent = original.status === "New" && original.batch_status === "Open";
     const deadlineAt = notSent ? null : cutoffOf(original, input);
-    const inserted = await tx.one<{ work_item_id: number | string }>(FOLLOW_UP_SQL.insertFollowUp, [
+    const inserted = await tx.one<{ work_item_id: number | string }>(FOLLOW_UPS_SQL.insertFollowUp, [
       companyId,
       workBatchId,
       input.workType,
@@ -54,7 +54,7 @@ export function addFollowUp(db: DatabasePort, input: NewFollowUp): Promise<AddFo
     await countIntoBatch(tx, companyId, workBatchId);
     if (input.idempotency) {
       const { key, requestHash } = input.idempotency;
-      await tx.run(FOLLOW_UP_SQL.insertIdempotencyKey, [companyId, key, requestHash, workBatchId, workItemId, now]);
+      await tx.run(FOLLOW_UPS_SQL.insertIdempotencyKey, [companyId, key, requestHash, workBatchId, workItemId, now]);
     }
     const { noun, revises } = FOLLOW_UP_RULES[input.kind];
     const events: PendingEvents = [];
@@ -63,7 +63,7 @@ export function addFollowUp(db: DatabasePort, input: NewFollowUp): Promise<AddFo
       const result = revises ? { revision: Number(original.revision) + 1 } : {};
       await transition(
         tx,
-        FOLLOW_UP_SQL.followUpSucceeded,
+        FOLLOW_UPS_SQL.followUpSucceeded,
         [companyId, workItemId, JSON.stringify({ appliedBeforeFiling: true, ...result }), now],
         { companyId, now, from: "New", history: [{ kind: "status", status: "Successful", detail: `${noun} applied to ${input.originalWorkItemId} before it was filed` }], event: "workitem.succeeded" },
         events,
@@ -96,14 +96,14 @@ const APPLIED: Record<FollowUpKind, (tx: Queryable, followUp: Taken, now: string
   async withdraw(tx, { companyId, workItemId, originalWorkItemId }, now, when, events) {
     const history = [{ kind: "withdraw" as const, detail: `Withdrawal ${workItemId} ${takenDetail(when)}` }];
     if (when === "before filing") {
-      await transition(tx, SQL.cancelWorkItem, [companyId, originalWorkItemId, now], {
+      await transition(tx, WORK_ITEMS_SQL.cancelWorkItem, [companyId, originalWorkItemId, now], {
         companyId,
         now,
         from: "New",
         history: [...history, { kind: "status", status: "Cancelled", detail: `Withdrawn by ${workItemId} before it was filed` }],
       }, events);
     } else {
-      await transition(tx, FOLLOW_UP_SQL.withdrawOriginal, [companyId, originalWorkItemId, now], {
+      await transition(tx, FOLLOW_UPS_SQL.withdrawOriginal, [companyId, originalWorkItemId, now], {
         companyId,
         now,
         from: (row) => (row.registration_number ? "Successful" : "Submitted"),
@@ -116,9 +116,9 @@ const APPLIED: Record<FollowUpKind, (tx: Queryable, followUp: Taken, now: string
 
   /** The original's document takes the changed fields, as a new revision. */
   async change(tx, { companyId, workItemId, originalWorkItemId, changes, movedDeadlineAt }, now, when, events) {
-    const original = await tx.one<{ request: string | Record<string, unknown> }>(FOLLOW_UP_SQL.originalRequest, [companyId, originalWorkItemId]);
+    const original = await tx.one<{ request: string | Record<string, unknown> }>(FOLLOW_UPS_SQL.originalRequest, [companyId, originalWorkItemId]);
     const current = storedRequest(original!.request);
-    const changed = await tx.one<MovedRow>(FOLLOW_UP_SQL.changeOriginal, [
+    const changed = await tx.one<MovedRow>(FOLLOW_UPS_SQL.changeOriginal, [
       companyId,
       originalWorkItemId,
       JSON.stringify({ ...current, ...changes }),
@@ -137,7 +137,7 @@ const APPLIED: Record<FollowUpKind, (tx: Queryable, followUp: Taken, now: string
  * the original changed or Withdrawn, in one transaction. False when the claim was lost.
  */
 export async function recordApplied(tx: Queryable, claim: ItemClaim, now: string): Promise<boolean> {
-  const followUp = await tx.one<WorkItemRow & { request: string | Record<string, unknown> }>(FOLLOW_UP_SQL.lockClaimedFollowUp, [claim.companyId, claim.workItemId, claim.owner]);
+  const followUp = await tx.one<WorkItemRow & { request: string | Record<string, unknown> }>(FOLLOW_UPS_SQL.lockClaimedFollowUp, [claim.companyId, claim.workItemId, claim.owner]);
   if (!followUp || followUp.original_work_item_id === null || !isFollowUp(followUp.kind)) return false;
   const request = storedRequest(followUp.request);
   const events: PendingEvents = [];
@@ -150,7 +150,7 @@ export async function recordApplied(tx: Queryable, claim: ItemClaim, now: string
   );
   const done = await transition(
     tx,
-    FOLLOW_UP_SQL.claimedFollowUpSucceeded,
+    FOLLOW_UPS_SQL.claimedFollowUpSucceeded,
     [claim.companyId, claim.workItemId, claim.owner, JSON.stringify(result), now],
     { companyId: claim.companyId, now, from: "InProgress", history: [{ kind: "attempt", detail: "Accepted by the Authority" }, { kind: "status", status: "Successful" }], event: "workitem.succeeded" },
     events,
@@ -164,12 +164,12 @@ async function knownKey(tx: Queryable, input: NewFollowUp): Promise<AddFollowUpO
   const { idempotency } = input;
   if (!idempotency) return undefined;
   const row = await tx.one<{ request_hash: string; work_batch_id: number | string | null; work_item_id: number | string | null; created_at: string | Date }>(
-    FOLLOW_UP_SQL.findIdempotencyKey,
+    FOLLOW_UPS_SQL.findIdempotencyKey,
     [input.companyId, idempotency.key],
   );
   if (!row) return undefined;
   if (Date.parse(iso(row.created_at)) + idempotency.retentionSeconds * 1000 <= Date.parse(input.now)) {
-    await tx.run(FOLLOW_UP_SQL.deleteIdempotencyKey, [input.companyId, idempotency.key]);
+    await tx.run(FOLLOW_UPS_SQL.deleteIdempotencyKey, [input.companyId, idempotency.key]);
     return undefined;
   }
   if (row.request_hash !== idempotency.requestHash || row.work_item_id === null || row.work_batch_id === null) return { kind: "keyReused" };

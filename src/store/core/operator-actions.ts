@@ -8,7 +8,8 @@ import type { DatabasePort, Queryable, Statement } from "../port.ts";
 import { toOperatorWorkItemView, type WorkItemRow } from "../rows.ts";
 import type { AuditAction, OperatorAction, OperatorActionsStore, OperatorItemOutcome, RetryFilter } from "../store.ts";
 import { countIntoBatch, openBatchFor } from "./batches.ts";
-import { SQL } from "./sql.ts";
+import { WEBHOOKS_SQL } from "./sql-webhooks.ts";
+import { WORK_ITEMS_SQL } from "./sql-work-items.ts";
 import { OPERATOR_ACTIONS_SQL } from "./sql-operator-actions.ts";
 import { OPERATOR_READS_SQL } from "./sql-operator-reads.ts";
 import { transition } from "./transition.ts";
@@ -95,10 +96,10 @@ export function operatorActionsStore(db: DatabasePort): OperatorActionsStore {
         const current = await tx.one<WorkItemRow>(OPERATOR_READS_SQL.findWorkItem, [workItemId]);
         if (!current) return { kind: "notFound" };
         const companyId = Number(current.company_id);
-        const batch = await tx.one<{ status: string }>(SQL.lockItemBatch, [companyId, workItemId]);
+        const batch = await tx.one<{ status: string }>(WORK_ITEMS_SQL.lockItemBatch, [companyId, workItemId]);
         const cancelled =
           batch?.status === "Open"
-            ? await transition(tx, SQL.cancelWorkItem, [companyId, workItemId, action.at], {
+            ? await transition(tx, WORK_ITEMS_SQL.cancelWorkItem, [companyId, workItemId, action.at], {
                 companyId,
                 now: action.at,
                 from: "New",
@@ -119,7 +120,7 @@ export function operatorActionsStore(db: DatabasePort): OperatorActionsStore {
         const delivery = await tx.one<{ company_id: Id }>(OPERATOR_ACTIONS_SQL.findDeliveryCompany, [deliveryId]);
         if (!delivery) return false;
         const companyId = Number(delivery.company_id);
-        if ((await tx.run(SQL.redeliverWebhook, [companyId, deliveryId, action.at])) !== 1) return false;
+        if ((await tx.run(WEBHOOKS_SQL.redeliverWebhook, [companyId, deliveryId, action.at])) !== 1) return false;
         await audit(tx, action, "delivery.redeliver", { companyId, deliveryId });
         return true;
       });

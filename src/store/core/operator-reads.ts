@@ -7,7 +7,8 @@ import type { DatabasePort, Statement } from "../port.ts";
 import { iso, toOperatorWorkItemView, toWebhookDeliveryRecords, type DeliveryAttemptRow, type WorkItemRow } from "../rows.ts";
 import type { Activity, AuditAction, AuditEntry, CompanyOverview, DeadlineOverview, OperatorReadsStore, OperatorWorkItemsQuery, SignInDetail, TimelineEntry } from "../store.ts";
 import { countKeyFor, emptyCounts, type WorkItemStatus } from "../../domain/views.ts";
-import { ITEM_COLUMNS, SQL } from "./sql.ts";
+import { WEBHOOKS_SQL } from "./sql-webhooks.ts";
+import { ITEM_COLUMNS } from "./sql-work-items.ts";
 import { OPERATOR_READS_SQL } from "./sql-operator-reads.ts";
 import type { HistoryEntry } from "./transition.ts";
 import { listDeliveriesStatement } from "./webhooks.ts";
@@ -35,7 +36,7 @@ export function operatorReadsStore(db: DatabasePort): OperatorReadsStore {
         db.all<{ company_id: Id; new_items: Id; oldest: string | Date }>(OPERATOR_READS_SQL.overviewNewItems),
         db.all<{ company_id: Id; items: Id }>(OPERATOR_READS_SQL.overviewInProgressItems),
         db.all<{ company_id: Id; failed: Id }>(OPERATOR_READS_SQL.overviewRecentFailures, [since]),
-        db.all<{ company_id: Id; pending: Id; retrying: Id }>(SQL.pendingDeliveriesByCompany),
+        db.all<{ company_id: Id; pending: Id; retrying: Id }>(WEBHOOKS_SQL.pendingDeliveriesByCompany),
         db.all<{ company_id: Id; overdue: Id }>(OPERATOR_READS_SQL.overviewOverdue, [now]),
       ]);
       const byCompany = new Map<number, CompanyOverview>();

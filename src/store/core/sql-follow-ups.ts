@@ -3,9 +3,9 @@
  * backends. Every statement names its company.
  */
 import { statement } from "../port.ts";
-import { ITEM_COLUMNS, MOVED_COLUMNS } from "./sql.ts";
+import { ITEM_COLUMNS, MOVED_COLUMNS } from "./sql-work-items.ts";
 
-export const FOLLOW_UP_SQL = {
+export const FOLLOW_UPS_SQL = {
   findIdempotencyKey: statement(
     "follow_up_find_idempotency_key",
     "SELECT request_hash, work_batch_id, work_item_id, created_at FROM idempotency_keys WHERE company_id = $1 AND idempotency_key = $2",

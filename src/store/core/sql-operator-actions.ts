@@ -5,7 +5,7 @@
  * looked up first (`findDeliveryCompany`, or the item read through operator-reads).
  */
 import { statement } from "../port.ts";
-import { ITEM_COLUMNS } from "./sql.ts";
+import { ITEM_COLUMNS } from "./sql-work-items.ts";
 
 export const OPERATOR_ACTIONS_SQL = {
 

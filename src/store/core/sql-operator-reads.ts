@@ -5,7 +5,8 @@
  * sql.ts asks; the audit log, the pauses and the last pass are not tenant data.
  */
 import { statement, type Statement } from "../port.ts";
-import { HISTORY_COLUMNS, ITEM_COLUMNS } from "./sql.ts";
+import { HISTORY_COLUMNS } from "./sql-transition.ts";
+import { ITEM_COLUMNS } from "./sql-work-items.ts";
 
 export const OPERATOR_READS_SQL = {
   /** Across companies: an item by its id alone (ids are unique over all companies). */

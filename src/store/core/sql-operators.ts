@@ -8,7 +8,7 @@ const OPERATOR_COLUMNS = "operator_id, email, role, created_at, disabled_at, sig
 /** The same, of operators joined as `o`. */
 const OPERATOR_COLUMNS_OF_O = OPERATOR_COLUMNS.split(", ").map((column) => `o.${column}`).join(", ");
 
-export const OPERATOR_SQL = {
+export const OPERATORS_SQL = {
   insertOperator: statement(
     "insert_operator",
     `INSERT INTO operators (operator_id, email, role, password_hash, created_at) VALUES ($1, $2, $3, $4, $5)

@@ -26,16 +26,23 @@ import { iso, type WorkItemRow } from "../rows.ts";
 import type { OperatorAction, WebhookEventType } from "../store.ts";
 import { originalClosed } from "../../domain/item-errors.ts";
 import type { WorkItemStatus } from "../../domain/views.ts";
+import { FOLLOW_UP_KINDS } from "../../domain/work-item-kinds.ts";
 import { NO_DEADLINE } from "../../scheduler/order.ts";
 import { emitEvents } from "./events.ts";
-import { BATCH_SQL } from "./batches.ts";
-import { FILING_SQL } from "./sql-filing.ts";
-import { SQL } from "./sql.ts";
+import { BATCHES_SQL } from "./sql-batches.ts";
+import { FILING_QUEUE_SQL } from "./sql-filing-queue.ts";
+import { TRANSITION_SQL } from "./sql-transition.ts";
+
+/**
+ * The kinds of history entry, as work_item_history's `kind` CHECK names them (a test compares the
+ * two): a follow-up's kind on its original, about one of its changes or its withdrawal.
+ */
+export const HISTORY_KINDS = ["status", "attempt", "operator", ...FOLLOW_UP_KINDS] as const;
 
 /** One entry of an item's history (work_item_history), written in the transaction of what it records. */
 export interface HistoryEntry {
   /** change, withdraw: on an original, about one of its changes or its withdrawal (the item's id in `detail`). */
-  kind: "status" | "attempt" | "operator" | "change" | "withdraw";
+  kind: (typeof HISTORY_KINDS)[number];
   status?: WorkItemStatus | null;
   detail?: string | null;
   action?: OperatorAction;
@@ -106,7 +113,7 @@ async function settle(tx: Queryable, rows: MovedRow[], change: ItemChange, pendi
     if (type) emitting.set(type, [...(emitting.get(type) ?? []), row]);
   }
   for (const [status, by] of [...counts].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    if (by !== 0) await tx.run(FILING_SQL.countItems, [companyId, status, by]);
+    if (by !== 0) await tx.run(TRANSITION_SQL.countItems, [companyId, status, by]);
   }
   for (const [type, items] of emitting) pending.push({ companyId, type, rows: items, now });
   for (const row of rows) {
@@ -132,16 +139,16 @@ async function advanceFollowUps(tx: Queryable, row: MovedRow, from: WorkItemStat
   } else {
     if (!TERMINAL.has(row.status) || TERMINAL.has(from) || row.original_work_item_id === null) return;
     originalId = Number(row.original_work_item_id);
-    const original = await tx.one<{ status: string }>(FILING_SQL.originalStatus, [companyId, originalId]);
+    const original = await tx.one<{ status: string }>(FILING_QUEUE_SQL.originalStatus, [companyId, originalId]);
     if (!original) return;
     originalStatus = original.status;
   }
   if (FILED.has(originalStatus)) {
-    const next = await tx.all<MovedRow>(FILING_SQL.releaseNextFollowUp, [companyId, originalId]);
+    const next = await tx.all<MovedRow>(FILING_QUEUE_SQL.releaseNextFollowUp, [companyId, originalId]);
     await settle(tx, next, { companyId, now, from: "New", history: [] }, pending);
   } else if (CLOSED.has(originalStatus)) {
     const error = originalClosed(originalId, originalStatus);
-    const failed = await tx.all<MovedRow>(FILING_SQL.failWaitingFollowUps, [companyId, originalId, JSON.stringify(error), now]);
+    const failed = await tx.all<MovedRow>(FILING_QUEUE_SQL.failWaitingFollowUps, [companyId, originalId, JSON.stringify(error), now]);
     failed.sort((a, b) => Number(a.work_item_id) - Number(b.work_item_id));
     await settle(tx, failed, { companyId, now, from: "New", history: [{ kind: "status", status: "Failed", detail: error.message }], event: "workitem.failed" }, pending);
   }
@@ -153,14 +160,14 @@ async function requeue(tx: Queryable, row: MovedRow, from: WorkItemStatus, now: 
   const lane = [companyId, row.work_type, laneDeadline(row.deadline_at)] as const;
   const nextAttemptAt = row.next_attempt_at == null ? null : iso(row.next_attempt_at);
   if (row.status === "New" && nextAttemptAt !== null) {
-    await tx.run(FILING_SQL.enterFilingLane, [...lane, nextAttemptAt]);
+    await tx.run(FILING_QUEUE_SQL.enterFilingLane, [...lane, nextAttemptAt]);
   } else if (from === "InProgress" && row.status !== "InProgress") {
     await dropFilingLaneIfEmpty(tx, companyId, row.work_type, row.deadline_at === null ? null : iso(row.deadline_at));
   }
   if (row.status === "Submitted" && !row.claimed_by && nextAttemptAt !== null) {
-    await tx.run(FILING_SQL.enterStatusLane, [companyId, row.work_type, nextAttemptAt]);
+    await tx.run(FILING_QUEUE_SQL.enterStatusLane, [companyId, row.work_type, nextAttemptAt]);
   }
-  if (TERMINAL.has(row.status) && !TERMINAL.has(from)) await tx.run(BATCH_SQL.countFinishedItem, [companyId, row.work_batch_id, now]);
+  if (TERMINAL.has(row.status) && !TERMINAL.has(from)) await tx.run(BATCHES_SQL.countFinishedItem, [companyId, row.work_batch_id, now]);
 }
 
 /** A lane's deadline as its key holds it. */
@@ -177,18 +184,18 @@ export const laneDeadline = (deadlineAt: string | Date | null) => (deadlineAt ==
  */
 export async function dropFilingLaneIfEmpty(tx: Queryable, companyId: number, workType: string, deadlineAt: string | null, options: { skipLocked?: boolean } = {}): Promise<string | null> {
   const key = [companyId, workType, laneDeadline(deadlineAt)];
-  if (!(await tx.one(options.skipLocked ? FILING_SQL.tryLockFilingLane : FILING_SQL.lockFilingLane, key))) return null;
+  if (!(await tx.one(options.skipLocked ? FILING_QUEUE_SQL.tryLockFilingLane : FILING_QUEUE_SQL.lockFilingLane, key))) return null;
   const next = deadlineAt === null
-    ? await tx.one<{ ready_at: string | Date | null }>(FILING_SQL.laneWithoutDeadlineReadyAt, [companyId, workType])
-    : await tx.one<{ ready_at: string | Date | null }>(FILING_SQL.laneReadyAt, key);
+    ? await tx.one<{ ready_at: string | Date | null }>(FILING_QUEUE_SQL.laneWithoutDeadlineReadyAt, [companyId, workType])
+    : await tx.one<{ ready_at: string | Date | null }>(FILING_QUEUE_SQL.laneReadyAt, key);
   const readyAt = next?.ready_at == null ? null : iso(next.ready_at);
-  if (readyAt === null) await tx.run(FILING_SQL.deleteFilingLane, key);
-  else await tx.run(FILING_SQL.setLaneReadyAt, [...key, readyAt]);
+  if (readyAt === null) await tx.run(FILING_QUEUE_SQL.deleteFilingLane, key);
+  else await tx.run(FILING_QUEUE_SQL.setLaneReadyAt, [...key, readyAt]);
   return readyAt;
 }
 
 export async function recordHistory(tx: Queryable, companyId: number, workItemId: number, at: string, entry: HistoryEntry): Promise<void> {
-  await tx.run(SQL.insertHistory, [
+  await tx.run(TRANSITION_SQL.insertHistory, [
     companyId,
     workItemId,
     at,

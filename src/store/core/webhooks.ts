@@ -1,11 +1,13 @@
 /**
- * The webhook outbox (SPEC §6, §11.3): the dispatcher's sweep company by company, each attempt
- * with its own row, the integrator's list and redelivery, and the retention sweep (SPEC §13).
+ * Webhooks in the store (SPEC §6, §11.3): the outbox (the dispatcher's sweep company by company,
+ * each attempt with its own row, the integrator's list and redelivery, the retention sweep, SPEC
+ * §13), and each company's signing secrets as the store keeps them: opaque text, the current one
+ * and the previous one during a rotation's overlap (their encryption is src/webhooks/secrets.ts's).
  */
 import type { DatabasePort, Statement } from "../port.ts";
-import { toWebhookDelivery, toWebhookDeliveryRecords, type DeliveryAttemptRow, type OutboxRow } from "../rows.ts";
+import { isoOrNull, toWebhookDelivery, toWebhookDeliveryRecords, type DeliveryAttemptRow, type OutboxRow } from "../rows.ts";
 import type { ListWebhookDeliveriesQuery, Store, WebhookDelivery, WebhookDeliveryStatus } from "../store.ts";
-import { SQL } from "./sql.ts";
+import { WEBHOOKS_SQL } from "./sql-webhooks.ts";
 
 type WebhookPart = Pick<
   Store,
@@ -24,9 +26,9 @@ const STATUS = { delivered: "Delivered", retried: "Pending", failed: "Failed" } 
 
 export function webhooksStore(db: DatabasePort): WebhookPart {
   const companiesWithDueDeliveries: Store["companiesWithDueDeliveries"] = async ({ now, limit, maxInFlight }) =>
-    (await db.all<{ company_id: number | string }>(SQL.companiesWithDueDeliveries, [now, limit, maxInFlight])).map((row) => Number(row.company_id));
+    (await db.all<{ company_id: number | string }>(WEBHOOKS_SQL.companiesWithDueDeliveries, [now, limit, maxInFlight])).map((row) => Number(row.company_id));
   const claimWebhookDeliveries: Store["claimWebhookDeliveries"] = async ({ companyId, owner, now, leaseExpiresAt, limit, maxInFlight }) =>
-    (await db.all<OutboxRow>(SQL.claimWebhookDeliveries, [companyId, owner, now, leaseExpiresAt, limit, maxInFlight])).map(toWebhookDelivery);
+    (await db.all<OutboxRow>(WEBHOOKS_SQL.claimWebhookDeliveries, [companyId, owner, now, leaseExpiresAt, limit, maxInFlight])).map(toWebhookDelivery);
 
   return {
     companiesWithDueDeliveries,
@@ -49,7 +51,7 @@ export function webhooksStore(db: DatabasePort): WebhookPart {
       const endedAt = new Date(Date.parse(attempt.at) + attempt.durationMs).toISOString();
       const error = outcome.kind === "delivered" ? null : outcome.error;
       return db.transaction(async (tx) => {
-        const recorded = await tx.one<{ attempts: number }>(SQL.recordWebhookAttempt, [
+        const recorded = await tx.one<{ attempts: number }>(WEBHOOKS_SQL.recordWebhookAttempt, [
           delivery.companyId,
           delivery.deliveryId,
           owner,
@@ -61,7 +63,7 @@ export function webhooksStore(db: DatabasePort): WebhookPart {
           outcome.kind === "retried" ? null : endedAt,
         ]);
         if (!recorded) return false;
-        await tx.run(SQL.insertWebhookAttempt, [
+        await tx.run(WEBHOOKS_SQL.insertWebhookAttempt, [
           delivery.companyId,
           delivery.deliveryId,
           Number(recorded.attempts),
@@ -75,7 +77,7 @@ export function webhooksStore(db: DatabasePort): WebhookPart {
     },
 
     async countPendingWebhookDeliveries() {
-      const rows = await db.all<{ pending: number | string }>(SQL.pendingDeliveriesByCompany);
+      const rows = await db.all<{ pending: number | string }>(WEBHOOKS_SQL.pendingDeliveriesByCompany);
       return rows.reduce((sum, row) => sum + Number(row.pending), 0);
     },
 
@@ -85,16 +87,16 @@ export function webhooksStore(db: DatabasePort): WebhookPart {
     },
 
     async redeliverWebhook(companyId, deliveryId, now) {
-      return (await db.run(SQL.redeliverWebhook, [companyId, deliveryId, now])) === 1;
+      return (await db.run(WEBHOOKS_SQL.redeliverWebhook, [companyId, deliveryId, now])) === 1;
     },
 
     async companiesWithEndedDeliveries({ endedBefore, limit }) {
-      const rows = await db.all<{ company_id: number | string }>(SQL.companiesWithEndedDeliveries, [endedBefore, limit]);
+      const rows = await db.all<{ company_id: number | string }>(WEBHOOKS_SQL.companiesWithEndedDeliveries, [endedBefore, limit]);
       return rows.map((row) => Number(row.company_id));
     },
 
     deleteEndedDeliveries({ companyId, endedBefore, limit }) {
-      return db.run(SQL.deleteEndedDeliveries, [companyId, endedBefore, limit]);
+      return db.run(WEBHOOKS_SQL.deleteEndedDeliveries, [companyId, endedBefore, limit]);
     },
   };
 }
@@ -143,4 +145,52 @@ export function listDeliveriesStatement(companyId: number | undefined, query: Li
     listStatements.set(key, statement);
   }
   return { statement, values };
+}
+
+/** The signing secrets, kept on the company's row: the current one, and the previous one while a rotation overlaps. */
+type WebhookSecretPart = Pick<
+  Store,
+  "getWebhookSecrets" | "ensureWebhookSecret" | "rotateWebhookSecret" | "revokePreviousWebhookSecret" | "plaintextWebhookSecrets" | "replaceStoredWebhookSecrets"
+>;
+
+interface SecretsRow {
+  webhook_secret: string | null;
+  webhook_secret_previous: string | null;
+  webhook_secret_previous_until: string | Date | null;
+}
+
+export function webhookSecretsStore(db: DatabasePort): WebhookSecretPart {
+  return {
+    async getWebhookSecrets(companyId) {
+      const row = await db.one<SecretsRow>(WEBHOOKS_SQL.getWebhookSecrets, [companyId]);
+      return row && { current: row.webhook_secret, previous: row.webhook_secret_previous, previousUntil: isoOrNull(row.webhook_secret_previous_until) };
+    },
+
+    async ensureWebhookSecret(companyId, candidate) {
+      return (await db.one<{ webhook_secret: string }>(WEBHOOKS_SQL.ensureWebhookSecret, [companyId, candidate]))?.webhook_secret;
+    },
+
+    rotateWebhookSecret(companyId, { secret, previousUntil }) {
+      return db.transaction(async (tx) => {
+        const row = await tx.one<{ webhook_secret: string | null }>(WEBHOOKS_SQL.lockWebhookSecrets, [companyId]);
+        if (!row) return false;
+        const previous = previousUntil === null ? null : row.webhook_secret;
+        await tx.run(WEBHOOKS_SQL.setWebhookSecrets, [companyId, secret, previous, previous === null ? null : previousUntil]);
+        return true;
+      });
+    },
+
+    async revokePreviousWebhookSecret(companyId) {
+      return (await db.run(WEBHOOKS_SQL.revokePreviousWebhookSecret, [companyId])) === 1;
+    },
+
+    async plaintextWebhookSecrets({ afterCompanyId, limit }) {
+      const rows = await db.all<SecretsRow & { company_id: number | string }>(WEBHOOKS_SQL.plaintextWebhookSecrets, [afterCompanyId, limit]);
+      return rows.map((row) => ({ companyId: Number(row.company_id), current: row.webhook_secret, previous: row.webhook_secret_previous }));
+    },
+
+    async replaceStoredWebhookSecrets(companyId, { current, previous }) {
+      await db.run(WEBHOOKS_SQL.replaceStoredWebhookSecrets, [companyId, current?.from ?? null, current?.to ?? null, previous?.from ?? null, previous?.to ?? null]);
+    },
+  };
 }

@@ -1,13 +1,21 @@
-/** The integrator's reads and its cancel (SPEC §3, §5). */
+/**
+ * The integrator's reads and its cancel (SPEC §3, §5), and the sweep of idempotency keys past
+ * their retention (SPEC §4: 24 h; the worker's sweep, SPEC §11.5). The adds are the backends'
+ * fast paths (../sqlite/intake-writer.ts, ../postgres/group-commit.ts), a follow-up's add is
+ * follow-ups.ts.
+ */
 import type { DatabasePort, Statement } from "../port.ts";
 import { toWorkBatchView, toWorkItemView, type WorkBatchStatusRow, type WorkItemRow } from "../rows.ts";
 import type { WorkBatchStatus } from "../../domain/views.ts";
 import type { ListWorkItemsQuery, Store } from "../store.ts";
 import { workItemViewColumn } from "./item-json.ts";
 import { transition } from "./transition.ts";
-import { ITEM_COLUMNS, SQL } from "./sql.ts";
+import { ITEM_COLUMNS, WORK_ITEMS_SQL } from "./sql-work-items.ts";
 
-type WorkItemPart = Pick<Store, "getWorkItem" | "getWorkItemJson" | "getWorkBatch" | "listWorkItems" | "listWorkItemsJson" | "cancelWorkItem">;
+type WorkItemPart = Pick<
+  Store,
+  "getWorkItem" | "getWorkItemJson" | "getWorkBatch" | "listWorkItems" | "listWorkItemsJson" | "cancelWorkItem" | "companiesWithExpiredIdempotencyKeys" | "deleteExpiredIdempotencyKeys"
+>;
 
 /** A row of a JSON read: the item's id and its view as text, or null when the row needs rows.ts's mapping (core/item-json.ts). */
 type ViewRow = { work_item_id: number | string; view: string | null };
@@ -15,18 +23,18 @@ type ViewRow = { work_item_id: number | string; view: string | null };
 export function workItemsStore(db: DatabasePort): WorkItemPart {
   /** The rare row the database left to rows.ts: its view, stringified; undefined when the item went meanwhile (retention). */
   const viewText = async (companyId: number, row: ViewRow): Promise<string | undefined> => {
-    const item = await db.one<WorkItemRow>(SQL.getWorkItem, [companyId, row.work_item_id]);
+    const item = await db.one<WorkItemRow>(WORK_ITEMS_SQL.getWorkItem, [companyId, row.work_item_id]);
     return item && JSON.stringify(toWorkItemView(item));
   };
 
   return {
     async getWorkItem(companyId, workItemId) {
-      const row = await db.one<WorkItemRow>(SQL.getWorkItem, [companyId, workItemId]);
+      const row = await db.one<WorkItemRow>(WORK_ITEMS_SQL.getWorkItem, [companyId, workItemId]);
       return row && toWorkItemView(row);
     },
 
     async getWorkBatch(companyId, workBatchId) {
-      return toWorkBatchView(await db.all<WorkBatchStatusRow>(SQL.getWorkBatch, [companyId, workBatchId]));
+      return toWorkBatchView(await db.all<WorkBatchStatusRow>(WORK_ITEMS_SQL.getWorkBatch, [companyId, workBatchId]));
     },
 
     async listWorkItems(companyId, query) {
@@ -53,10 +61,10 @@ export function workItemsStore(db: DatabasePort): WorkItemPart {
 
     cancelWorkItem(companyId, workItemId, now) {
       return db.transaction(async (tx) => {
-        const batch = await tx.one<{ status: WorkBatchStatus }>(SQL.lockItemBatch, [companyId, workItemId]);
+        const batch = await tx.one<{ status: WorkBatchStatus }>(WORK_ITEMS_SQL.lockItemBatch, [companyId, workItemId]);
         if (!batch) return { kind: "notFound" };
         if (batch.status === "Open") {
-          const cancelled = await transition(tx, SQL.cancelWorkItem, [companyId, workItemId, now], {
+          const cancelled = await transition(tx, WORK_ITEMS_SQL.cancelWorkItem, [companyId, workItemId, now], {
             companyId,
             now,
             from: "New",
@@ -64,10 +72,19 @@ export function workItemsStore(db: DatabasePort): WorkItemPart {
           });
           if (cancelled) return { kind: "cancelled", item: toWorkItemView(cancelled) };
         }
-        const current = await tx.one<WorkItemRow & { batch_status: WorkBatchStatus }>(SQL.getWorkItemWithBatchStatus, [companyId, workItemId]);
+        const current = await tx.one<WorkItemRow & { batch_status: WorkBatchStatus }>(WORK_ITEMS_SQL.getWorkItemWithBatchStatus, [companyId, workItemId]);
         if (!current) return { kind: "notFound" };
         return { kind: "conflict", item: toWorkItemView(current), batchStatus: current.batch_status };
       });
+    },
+
+    async companiesWithExpiredIdempotencyKeys({ createdBefore, limit }) {
+      const rows = await db.all<{ company_id: number | string }>(WORK_ITEMS_SQL.companiesWithExpiredIdempotencyKeys, [createdBefore, limit]);
+      return rows.map((row) => Number(row.company_id));
+    },
+
+    deleteExpiredIdempotencyKeys({ companyId, createdBefore, limit }) {
+      return db.run(WORK_ITEMS_SQL.deleteExpiredIdempotencyKeys, [companyId, createdBefore, limit]);
     },
   };
 }

@@ -4,9 +4,9 @@
  * PostgreSQL runs as one transaction with a subtransaction (savepoint) per item. So a group
  * costs one round trip and one WAL flush, one item's failure fails only its own call, and a
  * failed commit fails every call of the group. Up to four groups run at once on different
- * connections; a company always uses the same lane (see group-commit.ts).
+ * connections; a company always uses the same channel (see group-commit.ts).
  *
- * addWorkItems (a bulk add) takes the same lane as its company's single adds, as a group of its
+ * addWorkItems (a bulk add) takes the same channel as its company's single adds, as a group of its
  * own: ONE statement, `wia_add_work_item_bulk` (migrations/0008), one transaction for all its
  * items.
  */
@@ -34,7 +34,7 @@ interface AddRow {
   failure_message: string | null;
 }
 
-/** The intake of one process: single adds grouped, each bulk add a group of its own, per company lane. */
+/** The intake of one process: single adds grouped, each bulk add a group of its own, per company channel. */
 export interface Appender {
   add(input: NewWorkItem): Promise<AddWorkItemOutcome>;
   addMany(input: NewWorkItems): Promise<AddWorkItemsOutcome>;
@@ -45,11 +45,11 @@ export interface Appender {
 type Call = { kind: "one"; input: NewWorkItem } | { kind: "many"; input: NewWorkItems };
 type Answer = { kind: "one"; outcome: AddWorkItemOutcome } | { kind: "many"; outcome: AddWorkItemsOutcome };
 
-export function createAppender(db: DatabasePort, lanes: number): Appender {
+export function createAppender(db: DatabasePort, channels: number): Appender {
   const committer = new GroupCommitter<Call, Answer>({
-    lanes,
+    channels,
     maxGroupSize: MAX_GROUP_SIZE,
-    laneKey: (call) => call.input.companyId,
+    channelKey: (call) => call.input.companyId,
     alone: (call) => call.kind === "many",
     runGroup: async (calls) => {
       const [first] = calls;

@@ -29,6 +29,7 @@ export const COLOCATION_ANCHOR = "companies";
 
 export const TABLE_PLACEMENTS: readonly TablePlacement[] = [
   { table: "schema_migrations", role: "local" },
+  { table: "schema_repeatables", role: "local" },
   // Process-wide state of the service and the operators' side: no company owns these rows.
   { table: "signing_secrets", role: "reference" },
   { table: "authority_breakers", role: "reference" },

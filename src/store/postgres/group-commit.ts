@@ -3,20 +3,20 @@
  * transaction, one WAL flush), and each caller's promise settles with its own result once that
  * group has committed.
  *
- * Calls are spread over a few lanes by a key (the company): a lane runs one group at a time,
- * and lanes run in parallel on different connections. Calls of one company always share a
- * lane, so they queue in this process instead of fighting over the same Open batch row lock;
+ * Calls are spread over a few channels by a key (the company): a channel runs one group at a time,
+ * and channels run in parallel on different connections. Calls of one company always share a
+ * channel, so they queue in this process instead of fighting over the same Open batch row lock;
  * other companies are not held up behind them. A call that is a transaction's worth on its own
- * (a bulk add) runs as a group of its own, in its turn in the lane.
+ * (a bulk add) runs as a group of its own, in its turn in the channel.
  */
 
 export type GroupResult<O> = { outcome: O } | { error: unknown };
 
 export interface GroupCommitOptions<I, O> {
-  lanes: number;
-  /** Most calls per group; the rest wait for the next group of their lane. */
+  channels: number;
+  /** Most calls per group; the rest wait for the next group of their channel. */
   maxGroupSize: number;
-  laneKey: (input: I) => number;
+  channelKey: (input: I) => number;
   /** A call that forms a group on its own; default none. */
   alone?: (input: I) => boolean;
   /** Runs one group; returns one result per input in order, or throws to fail them all. */
@@ -29,34 +29,34 @@ interface Job<I, O> {
   reject: (error: unknown) => void;
 }
 
-interface Lane<I, O> {
+interface Channel<I, O> {
   pending: Array<Job<I, O>>;
   active: boolean;
 }
 
 export class GroupCommitter<I, O> {
-  private readonly lanes: Array<Lane<I, O>>;
+  private readonly channels: Array<Channel<I, O>>;
   private idleWaiters: Array<() => void> = [];
 
   constructor(private readonly options: GroupCommitOptions<I, O>) {
-    this.lanes = Array.from({ length: Math.max(1, options.lanes) }, () => ({ pending: [], active: false }));
+    this.channels = Array.from({ length: Math.max(1, options.channels) }, () => ({ pending: [], active: false }));
   }
 
   submit(input: I): Promise<O> {
-    const lane = this.lanes[Math.abs(this.options.laneKey(input)) % this.lanes.length]!;
+    const channel = this.channels[Math.abs(this.options.channelKey(input)) % this.channels.length]!;
     return new Promise<O>((resolve, reject) => {
-      lane.pending.push({ input, resolve, reject });
-      if (!lane.active) {
-        lane.active = true;
+      channel.pending.push({ input, resolve, reject });
+      if (!channel.active) {
+        channel.active = true;
         // One turn of the event loop lets the calls that arrived with this one join its group.
-        setImmediate(() => void this.run(lane));
+        setImmediate(() => void this.run(channel));
       }
     });
   }
 
   /** Resolves once every submitted call has settled. */
   drain(): Promise<void> {
-    if (this.lanes.every((lane) => !lane.active)) return Promise.resolve();
+    if (this.channels.every((channel) => !channel.active)) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
@@ -70,9 +70,9 @@ export class GroupCommitter<I, O> {
     return size;
   }
 
-  private async run(lane: Lane<I, O>): Promise<void> {
-    while (lane.pending.length > 0) {
-      const jobs = lane.pending.splice(0, this.groupSize(lane.pending));
+  private async run(channel: Channel<I, O>): Promise<void> {
+    while (channel.pending.length > 0) {
+      const jobs = channel.pending.splice(0, this.groupSize(channel.pending));
       let results: Array<GroupResult<O>>;
       try {
         results = await this.options.runGroup(jobs.map((job) => job.input));
@@ -87,8 +87,8 @@ export class GroupCommitter<I, O> {
         else job.reject(result.error);
       });
     }
-    lane.active = false;
-    if (this.lanes.every((each) => !each.active)) {
+    channel.active = false;
+    if (this.channels.every((each) => !each.active)) {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];
       for (const resolve of waiters) resolve();

@@ -4,12 +4,25 @@
  * that builds an index CONCURRENTLY is the exception, see migrate): processes that start at the
  * same moment queue on the lock, and the ones that follow find everything applied. The lock is per schema, so test schemas in one database do not wait for
  * each other. On a schema distributed with Citus, tables the upgrade created are placed in the
- * same transaction (docs/scaling.md §3.4).
+ * same transaction (docs/scaling.md §3.4). The repeatable definitions of ./repeatable/ that
+ * changed follow the numbered migrations, in their transaction (repeatables.ts).
  */
 import type { Pool, PoolClient } from "pg";
 import { readMigrations, schemaStatus, type AppliedMigration, type Migration, type SchemaStatus } from "../migrations.ts";
 import { placeNewTables } from "./distribution.ts";
 import { storeError } from "./errors.ts";
+import {
+  applyRepeatables,
+  CREATE_REPEATABLES_RECORD,
+  dueRepeatables,
+  READ_REPEATABLES,
+  readRepeatables,
+  repeatableStatus,
+  REPEATABLES,
+  toRecorded,
+  type RecordedRepeatable,
+  type Repeatable,
+} from "./repeatables.ts";
 
 /** First half of the advisory lock key: "wia" + "m"igrations, to stay clear of other users' locks. */
 const MIGRATION_LOCK_CLASS = 0x7769616d;
@@ -18,17 +31,21 @@ const MIGRATIONS = new URL("./migrations/", import.meta.url);
 /** How often a process that waits for another's migrations asks for the lock again. */
 const LOCK_RETRY_MS = 100;
 
-/** The schema's migrations against the ones this version knows; none applied when the schema has no record yet. */
-export async function migrationStatus(pool: Pool, folder = MIGRATIONS): Promise<SchemaStatus> {
+/** The schema's migrations and repeatables against the ones this version knows; none applied when the schema has no record yet. */
+export async function migrationStatus(pool: Pool, folder = MIGRATIONS, repeatablesFolder = REPEATABLES): Promise<SchemaStatus> {
   let rows: Array<{ version: number; name: string; applied_at: Date }>;
+  let recordedRepeatables: RecordedRepeatable[];
   try {
-    const recorded = await pool.query("SELECT to_regclass('schema_migrations') IS NOT NULL AS recorded");
-    rows = recorded.rows[0]?.recorded ? (await pool.query("SELECT version, name, applied_at FROM schema_migrations ORDER BY version")).rows : [];
+    const records = await pool.query<{ migrations: boolean; repeatables: boolean }>(
+      "SELECT to_regclass('schema_migrations') IS NOT NULL AS migrations, to_regclass('schema_repeatables') IS NOT NULL AS repeatables",
+    );
+    rows = records.rows[0]?.migrations ? (await pool.query("SELECT version, name, applied_at FROM schema_migrations ORDER BY version")).rows : [];
+    recordedRepeatables = records.rows[0]?.repeatables ? (await pool.query(READ_REPEATABLES)).rows.map(toRecorded) : [];
   } catch (error) {
     throw storeError(error, "PostgreSQL does not answer; cannot read the schema's migrations");
   }
   const applied = rows.map((row): AppliedMigration => ({ version: Number(row.version), name: row.name, appliedAt: new Date(row.applied_at).toISOString() }));
-  return schemaStatus(readMigrations(folder), applied);
+  return { ...schemaStatus(readMigrations(folder), applied), repeatables: repeatableStatus(readRepeatables(repeatablesFolder), recordedRepeatables) };
 }
 
 /**
@@ -55,11 +72,13 @@ function plainStatements(sql: string): string[] {
  *
  * The pending migrations are applied in one transaction, except one that builds an index
  * CONCURRENTLY: the migrations before it are committed first, it runs statement by statement,
- * and the ones after it get a transaction of their own. A session-level advisory lock is held
- * throughout, so processes that start together still take turns.
+ * and the ones after it get a transaction of their own. The repeatables that changed are applied
+ * at the end of the last transaction, or in one of their own. A session-level advisory lock is
+ * held throughout, so processes that start together still take turns.
  */
-export async function migrate(pool: Pool, folder = MIGRATIONS): Promise<void> {
+export async function migrate(pool: Pool, folder = MIGRATIONS, repeatablesFolder = REPEATABLES): Promise<void> {
   const migrations = readMigrations(folder);
+  const repeatables = readRepeatables(repeatablesFolder);
   let client;
   try {
     client = await pool.connect();
@@ -76,13 +95,18 @@ export async function migrate(pool: Pool, folder = MIGRATIONS): Promise<void> {
       await client.query(
         "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)",
       );
+      await client.query(CREATE_REPEATABLES_RECORD);
       const applied = new Set((await client.query<{ version: number }>("SELECT version FROM schema_migrations")).rows.map((row) => row.version));
       const pending = migrations.filter((migration) => !applied.has(migration.version));
-      const citus = pending.length > 0 && (await client.query("SELECT 1 FROM pg_extension WHERE extname = 'citus'")).rows.length > 0;
-      for (const step of inSteps(pending)) {
+      const due = dueRepeatables(repeatables, (await client.query(READ_REPEATABLES)).rows.map(toRecorded));
+      const citus = (pending.length > 0 || due.length > 0) && (await client.query("SELECT 1 FROM pg_extension WHERE extname = 'citus'")).rows.length > 0;
+      const steps = inSteps(pending);
+      const last = steps.at(-1);
+      for (const step of steps) {
         if (step.concurrent) await applyOutsideTransaction(client, step.migrations[0]!);
-        else await applyInTransaction(client, step.migrations, citus);
+        else await applyInTransaction(client, step.migrations, citus, step === last ? due : []);
       }
+      if (due.length > 0 && (last === undefined || last.concurrent)) await applyInTransaction(client, [], citus, due);
     } finally {
       // A broken connection takes its session's lock with it.
       await client.query(`SELECT pg_advisory_unlock(${lockKey})`, [MIGRATION_LOCK_CLASS]).catch(() => undefined);
@@ -123,7 +147,8 @@ function inSteps(pending: Migration[]): Array<{ concurrent: boolean; migrations:
 
 const RECORD = "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, now())";
 
-async function applyInTransaction(client: PoolClient, migrations: Migration[], citus: boolean): Promise<void> {
+/** The migrations, then the repeatables, in one transaction. */
+async function applyInTransaction(client: PoolClient, migrations: Migration[], citus: boolean, repeatables: Repeatable[]): Promise<void> {
   await client.query("BEGIN");
   try {
     if (citus) {
@@ -136,6 +161,7 @@ async function applyInTransaction(client: PoolClient, migrations: Migration[], c
       await client.query(migration.sql);
       await client.query(RECORD, [migration.version, migration.name]);
     }
+    await applyRepeatables(client, repeatables);
     if (citus) await placeNewTables(client);
     await client.query("COMMIT");
   } catch (error) {

@@ -1,6 +1,6 @@
 /**
  * The shared store: PostgreSQL through a `pg` pool, for any number of `api` and `worker`
- * processes on one database. The operations are the core's (../core/), over PostgresPort;
+ * processes on one database. The methods are the core's (../core/), over PostgresPort;
  * correctness across processes comes from the database itself (row locks, SKIP LOCKED, the
  * partial unique index that keeps one Open batch per company and work type).
  *
@@ -9,7 +9,7 @@
  * server keys (token signing, data encryption) live in a table, so every process sharing the
  * database uses the same ones.
  */
-import { createSqlStore } from "../core/sql-store.ts";
+import { createSqlStore } from "../core/create-store.ts";
 import { StoreUnavailableError } from "../errors.ts";
 import type { MigrationMode, ServerKeyName, Store } from "../store.ts";
 import { createAppender } from "./appends.ts";
@@ -20,7 +20,7 @@ export interface PostgresStoreOptions {
   /** Connections this process may open (default 10). */
   poolSize?: number;
   /** Groups of appends in flight at once, each on its own connection (default 4). */
-  addLanes?: number;
+  addChannels?: number;
   /** Apply pending migrations (default), refuse to open while any is pending, or neither (SPEC §18). */
   migrations?: MigrationMode;
 }
@@ -31,7 +31,7 @@ const SERVER_KEY_ROWS: Record<ServerKeyName, string> = { jwt: "jwt-hs256", "data
 /** Connects, applies pending migrations (or as `options.migrations` says), and returns the store. */
 export async function openPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<Store> {
   const db = await PostgresPort.open(url, options.poolSize ?? 10, options.migrations);
-  const adds = createAppender(db, options.addLanes ?? 4);
+  const adds = createAppender(db, options.addChannels ?? 4);
   let closing: Promise<void> | undefined;
   return createSqlStore({
     kind: "postgres",

@@ -1,5 +1,5 @@
 /**
- * The statements only the PostgreSQL backend sends (the core's are in ../core/sql.ts): the
+ * The statements only the PostgreSQL backend sends (the core's are in ../core/sql-<area>.ts): the
  * group-commit appends (single and bulk) and the shared signing key.
  */
 import { statement } from "../port.ts";

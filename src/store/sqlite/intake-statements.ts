@@ -1,6 +1,6 @@
 /** The statements of the SQLite intake fast path, prepared once on the writer thread's connection. */
 import type Database from "better-sqlite3";
-import { BATCH_SQL } from "../core/batches.ts";
+import { BATCHES_SQL } from "../core/sql-batches.ts";
 import { GENERATION_ID_READ, STORE_GENERATION_READ } from "./store-generation.ts";
 
 type IntakeStatementName =
@@ -24,7 +24,7 @@ export function prepareIntakeStatements(db: Database.Database): IntakeStatements
     ),
     findOpenBatch: db.prepare("SELECT work_batch_id, item_count FROM work_batches WHERE company_id = ? AND work_type = ? AND status = 'Open'"),
     // Named $1, $2, $3 as the core writes it: run with { 1: companyId, 2: workBatchId, 3: now }.
-    closeBatch: db.prepare(BATCH_SQL.closeBatch.text as string),
+    closeBatch: db.prepare(BATCHES_SQL.closeBatch.text as string),
     insertOpenBatch: db.prepare(
       "INSERT INTO work_batches (company_id, work_type, status, created_at) VALUES (?, ?, 'Open', ?) RETURNING work_batch_id, item_count",
     ),

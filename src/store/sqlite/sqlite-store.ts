@@ -1,6 +1,6 @@
 /**
  * The embedded store: one SQLite file in WAL mode with `synchronous=FULL`, so a resolved write
- * is on disk. The operations are the core's (../core/), over SqlitePort. What is SQLite's own:
+ * is on disk. The methods are the core's (../core/), over SqlitePort. What is SQLite's own:
  * adds are group-committed on a writer thread (intake-writer.ts), so one fsync serves many
  * requests and the event loop keeps serving while it happens; and each generated server key
  * (the token signing key, the data encryption key) is a file beside the database.
@@ -8,7 +8,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
-import { createSqlStore } from "../core/sql-store.ts";
+import { createSqlStore } from "../core/create-store.ts";
 import { readMigrations, SchemaBehindError, schemaStatus, type AppliedMigration, type MigrationMode, type SchemaStatus } from "../migrations.ts";
 import type { ServerKeyName, Store } from "../store.ts";
 import { toStoreError } from "./driver-errors.ts";

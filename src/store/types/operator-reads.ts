@@ -4,6 +4,7 @@
  * core/sql-operator-reads.ts.
  */
 import type { WorkBatchCounts, WorkItemStatus, WorkItemView } from "../../domain/views.ts";
+import { FOLLOW_UP_KINDS } from "../../domain/work-item-kinds.ts";
 import type { SignInDetail } from "./operators.ts";
 import type { ListWebhookDeliveriesQuery, WebhookDeliveryRecord } from "./webhooks.ts";
 
@@ -87,10 +88,16 @@ export interface OperatorWorkItemsQuery {
   limit: number;
 }
 
+/**
+ * The kinds of timeline entry: the item's creation, its history entries (core/transition.ts), its
+ * webhook attempts; a follow-up's kind is one of the item's changes or its withdrawal, received or
+ * applied (its id in `detail`; SPEC §15).
+ */
+export const TIMELINE_KINDS = ["created", "status", "attempt", "webhook", "operator", ...FOLLOW_UP_KINDS] as const;
+
 export interface TimelineEntry {
   at: string;
-  /** change, withdraw: one of the item's changes or its withdrawal, received or applied (its id in `detail`; SPEC §15). */
-  kind: "created" | "status" | "attempt" | "webhook" | "operator" | "change" | "withdraw";
+  kind: (typeof TIMELINE_KINDS)[number];
   status: WorkItemStatus | null;
   detail: string | null;
   operator: { operatorId: string; email: string } | null;

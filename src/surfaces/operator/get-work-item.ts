@@ -8,6 +8,7 @@ import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../app-context.ts";
 import { Nullable, WorkItemStatus } from "../../domain/views.ts";
 import { ApiError } from "../../errors.ts";
+import { TIMELINE_KINDS } from "../../store/types/operator-reads.ts";
 import { EXAMPLE_OPERATOR_ITEM, OPERATOR_TAG, OperatorWorkItemParams, OperatorWorkItemView, operatorResponses, operatorSecurity } from "./schemas.ts";
 
 export const OperatorRef = Type.Object(
@@ -18,7 +19,7 @@ export const OperatorRef = Type.Object(
 export const TimelineEntry = Type.Object(
   {
     at: Type.String({ format: "date-time" }),
-    kind: Type.Union([Type.Literal("created"), Type.Literal("status"), Type.Literal("attempt"), Type.Literal("webhook"), Type.Literal("operator"), Type.Literal("change"), Type.Literal("withdraw")], {
+    kind: Type.Union(TIMELINE_KINDS.map((kind) => Type.Literal(kind)), {
       description: "created; status: a state change; attempt: a call to the authority; webhook: a delivery attempt; operator: an operator's action; change, withdraw: one of the item's changes or its withdrawal (its work item id in detail)",
     }),
     status: Nullable(WorkItemStatus),

@@ -20,7 +20,7 @@ import * as retryWorkItem from "./retry-work-item.ts";
 import * as retryWorkItems from "./retry-work-items.ts";
 import * as stopWebhookDelivery from "./stop-webhook-delivery.ts";
 
-export const operations = [overview, listWorkItems, getWorkItem, retryWorkItem, retryWorkItems, cancelWorkItem, pauseBot, resumeBot, redeliverWebhook, stopWebhookDelivery, listAudit];
+export const routes = [overview, listWorkItems, getWorkItem, retryWorkItem, retryWorkItems, cancelWorkItem, pauseBot, resumeBot, redeliverWebhook, stopWebhookDelivery, listAudit];
 
 export { OPERATOR_SECURITY_SCHEME } from "./schemas.ts";
 
@@ -30,6 +30,6 @@ export async function registerOperator(app: FastifyInstance, ctx: AppContext): P
     answerNoStore(surface);
     refuseUnknownQueryParameters(surface);
     surface.addHook("onRequest", guard);
-    for (const operation of operations) operation.register(surface, ctx);
+    for (const route of routes) route.register(surface, ctx);
   });
 }

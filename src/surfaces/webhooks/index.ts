@@ -4,11 +4,11 @@ import type { AppContext } from "../../app-context.ts";
 import * as listDeliveries from "./list-deliveries.ts";
 import * as redeliver from "./redeliver.ts";
 
-export const operations = [listDeliveries, redeliver];
+export const routes = [listDeliveries, redeliver];
 
 export async function registerWebhooks(app: FastifyInstance, ctx: AppContext): Promise<void> {
   await app.register(async (surface) => {
     surface.addHook("onRequest", ctx.bearerGuard);
-    for (const operation of operations) operation.register(surface, ctx);
+    for (const route of routes) route.register(surface, ctx);
   });
 }

@@ -1,5 +1,8 @@
-/** The store's side of the bot: the filing queue, the items it claims and what it records for them. */
-import type { WorkItemError, WorkItemKind, WorkItemResult, WorkItemStatus } from "../../domain/views.ts";
+/**
+ * The filing queue (SPEC §14), the store's side of the bot: the items it claims from the queue and
+ * gives back. What it records of their calls is outcomes.ts.
+ */
+import type { WorkItemKind, WorkItemStatus } from "../../domain/views.ts";
 
 /**
  * An item the bot took from the filing queue to hand to the authority: `InProgress`, held by
@@ -48,33 +51,6 @@ export interface ItemToPoll {
   traceParent: string | null;
 }
 
-/**
- * What the bot records for one item after talking to the authority. From InProgress:
- * submitted, retried, or (rejected at submit, or out of attempts) failed. From Submitted:
- * pending, succeeded or failed.
- */
-export type ItemOutcome =
-  /** Filed: Submitted with the application number; the first status request is due at `nextPollAt`. */
-  | { kind: "submitted"; applicationNumber: string; submittedAt: string; nextPollAt: string }
-  /**
-   * Still undecided after a status request (pending, or a transient failure in `lastError`):
-   * polls + 1, the next at `nextPollAt`. The first of these emits `workitem.submitted`.
-   */
-  | { kind: "pending"; nextPollAt: string; lastError: string | null }
-  /** Registered: Successful with the result; decided_at = now. */
-  | { kind: "succeeded"; result: WorkItemResult }
-  /**
-   * `decided`: the Authority rejected it (decided_at = now). `transient`: the last of too many
-   * transient failures, so `attempts` + 1 as well.
-   */
-  | { kind: "failed"; error: WorkItemError; decided?: boolean; transient?: boolean; lastError?: string }
-  /** Transient at submit: back to New, attempts + 1, not before `nextAttemptAt`. */
-  | { kind: "retried"; nextAttemptAt: string; lastError: string }
-  /**
-   * A change or withdrawal the Authority accepted: Successful, and its original takes it (the
-   * changes and a revision more, or Withdrawn), with `workitem.changed` or `workitem.withdrawn`.
-   */
-  | { kind: "applied" };
 
 /** An item held by a worker's claim: what fences the writes about its call. */
 export interface ItemClaim {
@@ -85,7 +61,7 @@ export interface ItemClaim {
 }
 
 /** The bot (SPEC §5, §10, §14): one filing queue over every company. */
-export interface BotStore {
+export interface FilingQueueStore {
   /**
    * Companies with batches to take up (`toQueue`: an Open batch holding at least one item, or a
    * Closed one, of a work type not paused) or unfinished ones (their deadlines are watched), in
@@ -112,14 +88,6 @@ export interface BotStore {
    * whose claim's lease ran out), held by `owner` until `leaseExpiresAt`, the longest waiting first.
    */
   claimStatusRequests(input: { owner: string; dueBefore: string; leaseExpiresAt: string; limit: number }): Promise<ItemToPoll[]>;
-  /**
-   * In one transaction, moves a claimed item to its outcome (see ItemOutcome) and records the
-   * event it emits (Successful, Failed and the first pending): in the feed (`listEvents`), and as
-   * a `webhook_outbox` row with the same event id when the item has a webhook_url. The batch
-   * completes with its last item. False, with nothing changed, when `claim.owner` no longer
-   * holds the item (another worker took it over) or it is not in the state the outcome comes from.
-   */
-  recordItemOutcome(claim: ItemClaim, outcome: ItemOutcome, input: { now: string }): Promise<boolean>;
   /**
    * Gives back claimed items whose call was not made (the breaker opened, the worker stops), in
    * their place, no attempt spent (InProgress → New; Submitted stays): due from `dueAt` (no

@@ -1,21 +1,19 @@
 /**
- * The bot's outcomes and watches (SPEC §5, §10): record what the authority answered for a
- * claimed item, and flag deadlines at risk. Taking work from the queue is filing-queue.ts; the
- * authority's capacity and breaker are capacity.ts and breaker.ts.
+ * What a call made of an item (SPEC §5, §10): what the authority answered for a claimed item,
+ * recorded under its claim. Taking work from the queue is filing-queue.ts; the authority's
+ * capacity and breaker are capacity.ts and breaker.ts.
  *
  * Every outcome is fenced by the item's claim: it changes the item only while the worker that
  * recorded it still holds the item, and goes through `transition` with everything that follows.
  */
 import type { DatabasePort, Statement } from "../port.ts";
-import type { WorkItemRow } from "../rows.ts";
 import type { ItemOutcome, Store, WebhookEventType } from "../store.ts";
 import type { WorkItemStatus } from "../../domain/views.ts";
 import { recordApplied } from "./follow-ups.ts";
-import { emitEvents } from "./events.ts";
-import { SQL } from "./sql.ts";
+import { OUTCOMES_SQL } from "./sql-outcomes.ts";
 import { transition, type HistoryEntry, type MovedRow } from "./transition.ts";
 
-type BotPart = Pick<Store, "recordItemOutcome" | "flagDeadlinesAtRisk">;
+type OutcomesPart = Pick<Store, "recordItemOutcome">;
 
 /** The event an outcome emits; `pending` only for the item's first status request (SPEC §10). */
 function eventOf(outcome: ItemOutcome, row: MovedRow): WebhookEventType | undefined {
@@ -71,24 +69,24 @@ function attemptDetail(outcome: ItemOutcome): string {
 function outcomeUpdate(key: unknown[], outcome: ItemOutcome, now: string): [Statement, unknown[]] {
   switch (outcome.kind) {
     case "submitted":
-      return [SQL.itemSubmitted, [...key, outcome.applicationNumber, outcome.submittedAt, outcome.nextPollAt, now]];
+      return [OUTCOMES_SQL.itemSubmitted, [...key, outcome.applicationNumber, outcome.submittedAt, outcome.nextPollAt, now]];
     case "pending":
-      return [SQL.itemPending, [...key, outcome.nextPollAt, outcome.lastError, now]];
+      return [OUTCOMES_SQL.itemPending, [...key, outcome.nextPollAt, outcome.lastError, now]];
     case "succeeded":
-      return [SQL.itemSucceeded, [...key, JSON.stringify(outcome.result), outcome.result.registrationNumber, now]];
+      return [OUTCOMES_SQL.itemSucceeded, [...key, JSON.stringify(outcome.result), outcome.result.registrationNumber, now]];
     case "failed":
       return [
-        SQL.itemFailed,
+        OUTCOMES_SQL.itemFailed,
         [...key, JSON.stringify(outcome.error), outcome.transient ? 1 : 0, outcome.decided ? now : null, outcome.lastError ?? null, now],
       ];
     case "retried":
-      return [SQL.itemRetried, [...key, outcome.nextAttemptAt, outcome.lastError, now]];
+      return [OUTCOMES_SQL.itemRetried, [...key, outcome.nextAttemptAt, outcome.lastError, now]];
     case "applied":
       throw new Error("an applied change or withdrawal is recorded by recordApplied");
   }
 }
 
-export function botStore(db: DatabasePort): BotPart {
+export function outcomesStore(db: DatabasePort): OutcomesPart {
   return {
     recordItemOutcome(claim, outcome, { now }) {
       return db.transaction(async (tx) => {
@@ -105,15 +103,6 @@ export function botStore(db: DatabasePort): BotPart {
           event: (changed) => eventOf(outcome, changed),
         });
         return row !== undefined;
-      });
-    },
-
-    flagDeadlinesAtRisk(companyId, { riskBefore, now }) {
-      return db.transaction(async (tx) => {
-        const flagged = await tx.all<WorkItemRow>(SQL.flagDeadlinesAtRisk, [companyId, riskBefore, now]);
-        flagged.sort((a, b) => Number(a.work_item_id) - Number(b.work_item_id));
-        await emitEvents(tx, companyId, "workitem.deadline_at_risk", flagged, now);
-        return flagged.length;
       });
     },
   };

@@ -1,6 +1,5 @@
-/** The store's intake and the integrator's reads: adds, single and bulk, gets, lists and cancel. */
+/** The store's work items as integrators add and read them: adds, single and bulk, gets, lists and cancel. A change or withdrawal is follow-ups.ts. */
 import type { BatchKey, WorkBatchStatus, WorkBatchView, WorkItemKind, WorkItemStatus, WorkItemView } from "../../domain/views.ts";
-import type { FollowUpKind } from "../../domain/work-item-kinds.ts";
 
 /** One work item as intake stores it: what a single add and each item of a bulk add carry. */
 export interface WorkItemFields {
@@ -71,49 +70,6 @@ export type AddWorkItemsOutcome =
   /** Same idempotency key with a different body (or first used by a single add). */
   | { kind: "keyReused" };
 
-/**
- * A change or withdrawal of a filed document (SPEC §15), stored as a work item of its own kind in
- * the company's Open batch, or applied to its original at once while that is not sent yet.
- */
-export interface NewFollowUp {
-  companyId: number;
-  workType: string;
-  batchMaxItems: number;
-  kind: FollowUpKind;
-  originalWorkItemId: number;
-  customerReference: string;
-  documentReference: string | null;
-  webhookUrl: string | null;
-  /** The normalised request body, as the item's view gives it back. */
-  request: Record<string, unknown>;
-  /** A change: the declaration fields it changes. */
-  changes?: Record<string, unknown>;
-  /** A change of exportDate: the original's deadline if the change is applied before filing. */
-  movedDeadlineAt?: string | null;
-  /** CHANGE_CUTOFF_HOURS, in milliseconds. */
-  changeCutoffMs: number;
-  idempotency?: IdempotencyRecord;
-  now: string;
-  /** As WorkItemFields.traceParent. */
-  traceParent?: string | null;
-}
-
-/** Why an original cannot take a change or withdrawal now (a 409 with this code). */
-export interface FollowUpRefusal {
-  code: "ORIGINAL_CLOSED" | "WITHDRAWAL_PENDING" | "CHANGE_CUTOFF_PASSED";
-  originalStatus: WorkItemStatus;
-}
-
-export type AddFollowUpOutcome =
-  | { kind: "created"; key: BatchKey }
-  /** Same idempotency key and body within the retention window: the first answer again. */
-  | { kind: "replayed"; key: BatchKey }
-  | { kind: "keyReused" }
-  /** No such item in the company. */
-  | { kind: "originalNotFound" }
-  /** The id names a change or withdrawal, not a create. */
-  | { kind: "notAnOriginal"; originalKind: WorkItemKind }
-  | ({ kind: "refused" } & FollowUpRefusal);
 
 export interface ListWorkItemsQuery {
   status?: WorkItemStatus;
@@ -135,17 +91,15 @@ export type CancelOutcome =
   | { kind: "notFound" };
 
 /** Intake and reads (API). */
-export interface IntakeStore {
+export interface WorkItemsStore {
   addWorkItem(input: NewWorkItem): Promise<AddWorkItemOutcome>;
   /**
    * A bulk add (see NewWorkItems): through the same intake path as `addWorkItem` (the SQLite
-   * writer thread's group commit, PostgreSQL's group-commit lanes), one transaction for all the
+   * writer thread's group commit, PostgreSQL's group-commit channels), one transaction for all the
    * items. An idempotency key is shared with `addWorkItem`: a key first used by the other kind
    * of add is `keyReused`.
    */
   addWorkItems(input: NewWorkItems): Promise<AddWorkItemsOutcome>;
-  /** A change or withdrawal (NewFollowUp), in one transaction with its idempotency key. Keys are shared with the adds. */
-  addFollowUp(input: NewFollowUp): Promise<AddFollowUpOutcome>;
   getWorkItem(companyId: number, workItemId: number): Promise<WorkItemView | undefined>;
   getWorkBatch(companyId: number, workBatchId: number): Promise<WorkBatchView | undefined>;
   listWorkItems(companyId: number, query: ListWorkItemsQuery): Promise<WorkItemView[]>;

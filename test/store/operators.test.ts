@@ -1,5 +1,5 @@
 /**
- * Store contract for the operations surface (SPEC §12): operators and their credentials,
+ * Store contract for what operators have (SPEC §12): operators and their credentials,
  * counters, the cross-company list, the timeline, retry, cancel, pause and the audit log, run
  * against every backend on a real database.
  */
@@ -45,7 +45,7 @@ async function failAll(store: Store, seconds: number): Promise<number[]> {
 }
 
 for (const backend of await availableBackends()) {
-  describe(`store operations [${backend.name}]`, { timeout: 60_000 }, () => {
+  describe(`what operators have, in the store [${backend.name}]`, { timeout: 60_000 }, () => {
     test("operators: unique e-mail, disable ends sessions and tokens, a new password ends sessions", () => withStore(backend, async (store) => {
       const created = await store.createOperator({ operatorId: "op_1", email: "a@example.com", role: "viewer", passwordHash: "h1", now: at(0) });
       assert.deepEqual(created, { operatorId: "op_1", email: "a@example.com", role: "viewer", disabled: false, createdAt: at(0), signInMethod: "password" });

@@ -1,5 +1,5 @@
 /**
- * The one implementation of the Store interface: the operations of core/, each written once
+ * The one implementation of the Store interface: the methods of core/, each written once
  * over the database port, plus the few a backend brings itself (the intake fast path, the
  * generated server keys, closing).
  */
@@ -7,18 +7,16 @@ import { GENERATION_IDS_MIGRATION } from "../migrations.ts";
 import { statement, type DatabasePort } from "../port.ts";
 import type { AddWorkItemOutcome, AddWorkItemsOutcome, NewWorkItem, NewWorkItems, Store, StoreFlags, StoreIdentity } from "../store.ts";
 import { accountsStore } from "./accounts.ts";
-import { botStore } from "./bot.ts";
 import { breakerStore } from "./breaker.ts";
 import { capacityStore } from "./capacity.ts";
 import { addFollowUp } from "./follow-ups.ts";
 import { eventsStore } from "./events.ts";
 import { filingQueueStore } from "./filing-queue.ts";
-import { idempotencyStore } from "./idempotency.ts";
 import { operatorActionsStore } from "./operator-actions.ts";
 import { operatorReadsStore } from "./operator-reads.ts";
 import { operatorsStore } from "./operators.ts";
-import { webhookSecretsStore } from "./webhook-secrets.ts";
-import { webhooksStore } from "./webhooks.ts";
+import { outcomesStore } from "./outcomes.ts";
+import { webhookSecretsStore, webhooksStore } from "./webhooks.ts";
 import { workItemsStore } from "./work-items.ts";
 
 /** What a backend folder provides. */
@@ -62,14 +60,13 @@ export function createSqlStore(backend: Backend): Store {
     addFollowUp: (input) => addFollowUp(db, input),
     ...accountsStore(db),
     ...workItemsStore(db),
-    ...botStore(db),
+    ...outcomesStore(db),
     ...capacityStore(db),
     ...breakerStore(db),
     ...filingQueueStore(db),
     ...webhookSecretsStore(db),
     ...webhooksStore(db),
     ...eventsStore(db),
-    ...idempotencyStore(db),
     ...operatorsStore(db),
     ...operatorReadsStore(db),
     ...operatorActionsStore(db),

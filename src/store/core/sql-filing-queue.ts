@@ -4,7 +4,7 @@
  * (filing_lanes, status_lanes: a row per company with work, not per item).
  */
 import { statement } from "../port.ts";
-import { MOVED_COLUMNS } from "./sql.ts";
+import { ITEM_COLUMNS, MOVED_COLUMNS } from "./sql-work-items.ts";
 
 /** A lane's items: every statement about one lane says it the same way. */
 const IN_LANE = "company_id = $1 AND work_type = $2 AND deadline_at = $3";
@@ -54,7 +54,7 @@ const claimLane = (name: string, lane: string, first: number) => {
 const laneReadyAt = (name: string, lane: string) =>
   statement(name, `SELECT MIN(next_attempt_at) AS ready_at FROM work_items WHERE ${lane} AND ${LANE_ITEM}`);
 
-export const FILING_SQL = {
+export const FILING_QUEUE_SQL = {
   /**
    * Across companies, the pass's first step: companies with batches to take up (an Open one with
    * items, or a Closed one, of a work type not paused) or unfinished ones (whose deadlines are
@@ -274,11 +274,16 @@ export const FILING_SQL = {
   ),
   restoreCompanyTurn: statement("restore_company_turn", "UPDATE companies SET filing_served_seq = $2 WHERE company_id = $1 AND filing_served_seq = $3"),
 
-  /** The company's count of items in a state moves by $3 (New is not counted; the overview counts it). */
-  countItems: statement(
-    "count_items",
-    `INSERT INTO company_item_counts (company_id, status, item_count) VALUES ($1, $2, $3)
-     ON CONFLICT (company_id, status) DO UPDATE SET item_count = company_item_counts.item_count + excluded.item_count`,
+  /**
+   * Flags the company's items still waiting to be filed whose deadline is near, once; they are
+   * only in batches that are not Completed.
+   */
+  flagDeadlinesAtRisk: statement(
+    "flag_deadlines_at_risk",
+    `UPDATE work_items SET deadline_risk_at = $3
+      WHERE company_id = $1
+        AND work_batch_id IN (SELECT work_batch_id FROM work_batches WHERE company_id = $1 AND status <> 'Completed')
+        AND status IN ('New', 'InProgress') AND deadline_at <= $2 AND deadline_risk_at IS NULL
+      RETURNING ${ITEM_COLUMNS}`,
   ),
-
 } as const;
