@@ -58,7 +58,8 @@ describe("the image", { skip: missing ?? false, timeout: 3 * BUILD_TIMEOUT_MS },
     await second.remove();
   });
 
-  test("two builds in empty stores with one SOURCE_DATE_EPOCH are one image, of at most 250 MB", async () => {
+  test("two builds in empty stores with one SOURCE_DATE_EPOCH are one image, of at most 250 MB", async (t) => {
+    t.diagnostic(`image ${built.id}, ${(built.sizeBytes / 1e6).toFixed(1)} MB`);
     assert.equal(rebuilt.id, built.id, "the same image id");
     assert.ok(built.sizeBytes <= MAX_IMAGE_BYTES, `${(built.sizeBytes / 1e6).toFixed(0)} MB`);
     const archive = await run("tar", ["-tf", built.output!], process.env);
@@ -94,7 +95,7 @@ describe("the image", { skip: missing ?? false, timeout: 3 * BUILD_TIMEOUT_MS },
     assert.ok(Number(imported) > 100, `${imported.trim()} modules imported`);
   });
 
-  test("it serves on a read-only root: ready within 15 s, the CLI through the image, add and read back, SIGTERM ends it at once, the data outlives the container", async () => {
+  test("it serves on a read-only root: ready within 15 s, the CLI through the image, add and read back, SIGTERM ends it at once, the data outlives the container", async (t) => {
     const port = await freePort();
     const common = ["--read-only", "--tmpfs", "/tmp", "--volume", "wia-data:/var/lib/work-item-api", "--env", `JWT_SECRET=${TEST_JWT_SECRET}`];
     const start = async (name: string) => {
@@ -104,6 +105,7 @@ describe("the image", { skip: missing ?? false, timeout: 3 * BUILD_TIMEOUT_MS },
       return Date.now() - startedAt;
     };
     const readyMs = await start("wia-api");
+    t.diagnostic(`ready ${readyMs} ms after podman run`);
     assert.ok(readyMs < 15_000, `ready after ${readyMs} ms`);
     assert.equal((await first.podmanOk(["exec", "wia-api", "id", "-u"])).trim(), "10001");
 
@@ -128,6 +130,7 @@ describe("the image", { skip: missing ?? false, timeout: 3 * BUILD_TIMEOUT_MS },
     await first.podmanOk(["kill", "--signal", "TERM", "wia-api"]);
     const exitCode = (await first.podmanOk(["wait", "wia-api"])).trim();
     const stopMs = Date.now() - stoppingAt;
+    t.diagnostic(`stopped ${stopMs} ms after SIGTERM`);
     assert.equal(exitCode, "0");
     assert.ok(stopMs < 2_000, `stopped after ${stopMs} ms`);
     await first.podmanOk(["rm", "wia-api"]);
