@@ -12,6 +12,9 @@
  *    build, the production dependencies; every file stamped with SOURCE_DATE_EPOCH (default: the
  *    commit's time), so two builds of one commit give one digest.
  *
+ * `--postgres` builds the PostgreSQL image that compose and the manifests' tests run beside it
+ * instead (`work-item-api-postgres:15`, Debian's postgresql-15; deploy/image/postgres-entry.sh).
+ *
  * Options: `--cache DIR` keeps root file systems and registry packages between builds (default
  * ~/.cache/work-item-api-image); `--root DIR --runroot DIR` use a container store of their own
  * (the tests do); `--ca FILE` is the CA bundle npm trusts inside the build, as a build secret
@@ -22,7 +25,7 @@ import { homedir, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { baseImage } from "./debian-rootfs.ts";
+import { baseImage, postgresImage } from "./debian-rootfs.ts";
 import { registryPackage, type PinnedPackage } from "./registry-package.ts";
 import { createTools, ImageBuildError } from "./tools.ts";
 
@@ -46,7 +49,8 @@ export interface ImageBuildResult {
   sourceDateEpoch: number;
 }
 
-const USAGE = "usage: npm run image [-- --output FILE] [--tag NAME] [--cache DIR] [--root DIR --runroot DIR] [--ca FILE] [--json]";
+const USAGE = "usage: npm run image [-- --output FILE] [--tag NAME] [--postgres] [--cache DIR] [--root DIR --runroot DIR] [--ca FILE] [--json]";
+const POSTGRES_TAG = "work-item-api-postgres:15";
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -58,6 +62,7 @@ async function main(): Promise<void> {
       runroot: { type: "string" },
       ca: { type: "string" },
       json: { type: "boolean" },
+      postgres: { type: "boolean" },
       help: { type: "boolean" },
     },
   });
@@ -70,12 +75,31 @@ async function main(): Promise<void> {
   const tools = createTools(storage, false);
   const pkg = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { version: string; repository?: { url?: string } | string };
   const versions = JSON.parse(readFileSync(join(REPO_ROOT, "deploy/image/versions.json"), "utf8")) as Versions;
-  const tag = values.tag ?? `work-item-api:${pkg.version}`;
+  const tag = values.tag ?? (values.postgres ? POSTGRES_TAG : `work-item-api:${pkg.version}`);
   const cache = resolve(values.cache ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "work-item-api-image"));
   mkdirSync(cache, { recursive: true });
   const git = (args: string[]) => tools.output("git", ["-C", REPO_ROOT, ...args]).then((text) => text.trim());
   const epoch = Number(process.env.SOURCE_DATE_EPOCH ?? (await git(["log", "-1", "--format=%ct"])));
   if (!Number.isInteger(epoch) || epoch <= 0) throw new ImageBuildError(`SOURCE_DATE_EPOCH must be whole seconds since 1970, got ${process.env.SOURCE_DATE_EPOCH}`);
+
+  const output = values.output === undefined ? null : resolve(values.output);
+  /** Writes the archive when asked, and reports the image: its id and size. */
+  const finish = async (sourceDateEpoch: number) => {
+    if (output !== null) {
+      tools.progress(`writing the OCI archive ${output}`);
+      rmSync(output, { force: true });
+      await tools.run("buildah", [...storage, "push", "--quiet", tag, `oci-archive:${output}:${tag}`]);
+    }
+    const [inspected] = JSON.parse(await tools.output("podman", [...storage, "image", "inspect", tag])) as Array<{ Id: string; Size: number }>;
+    const result: ImageBuildResult = { image: tag, id: `sha256:${inspected!.Id}`, sizeBytes: inspected!.Size, output, sourceDateEpoch };
+    tools.progress(`done: ${tag} ${result.id.slice(0, 19)}…, ${(result.sizeBytes / 1e6).toFixed(0)} MB`);
+    process.stdout.write(values.json ? `${JSON.stringify(result)}\n` : `${tag} ${result.id} ${(result.sizeBytes / 1e6).toFixed(0)} MB${output ? ` ${output}` : ""}\n`);
+  };
+  if (values.postgres) {
+    tools.progress(`building ${tag} from Debian's postgresql-15`);
+    await postgresImage(tag, versions.debianSuite, versions.baseDateEpoch, cache, tools);
+    return finish(versions.baseDateEpoch);
+  }
 
   tools.progress(`building ${tag} at SOURCE_DATE_EPOCH=${epoch} (${new Date(epoch * 1000).toISOString()})`);
   const runtime = await baseImage("runtime", versions.debianSuite, versions.baseDateEpoch, cache, tools);
@@ -131,16 +155,7 @@ async function main(): Promise<void> {
     rmSync(context, { recursive: true, force: true });
   }
 
-  const output = values.output === undefined ? null : resolve(values.output);
-  if (output !== null) {
-    tools.progress(`writing the OCI archive ${output}`);
-    rmSync(output, { force: true });
-    await tools.run("buildah", [...storage, "push", "--quiet", tag, `oci-archive:${output}:${tag}`]);
-  }
-  const [inspected] = JSON.parse(await tools.output("podman", [...storage, "image", "inspect", tag])) as Array<{ Id: string; Size: number }>;
-  const result: ImageBuildResult = { image: tag, id: `sha256:${inspected!.Id}`, sizeBytes: inspected!.Size, output, sourceDateEpoch: epoch };
-  tools.progress(`done: ${tag} ${result.id.slice(0, 19)}…, ${(result.sizeBytes / 1e6).toFixed(0)} MB`);
-  process.stdout.write(values.json ? `${JSON.stringify(result)}\n` : `${tag} ${result.id} ${(result.sizeBytes / 1e6).toFixed(0)} MB${output ? ` ${output}` : ""}\n`);
+  await finish(epoch);
 }
 
 main().catch((error: unknown) => {

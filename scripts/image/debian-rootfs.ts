@@ -5,6 +5,9 @@
  *   (10001) and its data folder; no docs, manual pages, locales or iconv modules, and no apt
  *   (the image is rebuilt, never upgraded in place), which leaves about 60 MB.
  * - `build`: minbase with python3, make and g++, to compile better-sqlite3.
+ * - `postgres`: minbase with Debian's postgresql-15 and tini, without the cluster Debian makes on
+ *   install; deploy/image/postgres-entry.sh makes one in the data folder on the first start. The
+ *   whole image of PostgreSQL for compose and the manifests' tests (postgresImage).
  * Both are reproducible: their files carry a fixed time (deploy/image/versions.json's
  * baseDateEpoch, as SOURCE_DATE_EPOCH to mmdebstrap and to the import), so the same packages make
  * the same bytes, whatever the commit. A tarball is kept in the cache under a key of everything
@@ -14,9 +17,10 @@
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, renameSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { Tools } from "./tools.ts";
 
-export type RootfsKind = "runtime" | "build";
+export type RootfsKind = "runtime" | "build" | "postgres";
 
 const UNUSED_PATHS = [
   "/usr/share/doc/*",
@@ -31,6 +35,10 @@ const UNUSED_PATHS = [
 export const SERVICE_UID = 10001;
 export const DATA_FOLDER = "/var/lib/work-item-api";
 
+/** PostgreSQL's data folder in its image, and the entry that makes the cluster there. */
+const POSTGRES_DATA = "/var/lib/postgresql/data";
+const POSTGRES_ENTRY = fileURLToPath(new URL("../../deploy/image/postgres-entry.sh", import.meta.url));
+
 /** How long a root file system stays in the cache before it is made anew from the archive. */
 const CACHE_DAYS = 7;
 
@@ -44,6 +52,16 @@ function mmdebstrapArguments(kind: RootfsKind): string[] {
     "--dpkgopt=path-include=/usr/share/doc/*/copyright",
   ];
   if (kind === "build") return [...common, "--include=ca-certificates,python3,make,g++"];
+  if (kind === "postgres") {
+    return [
+      ...common,
+      "--include=postgresql-15,tini",
+      `--customize-hook=chroot "$1" pg_dropcluster 15 main`,
+      // In the chroot: the postgres user is the image's, not the machine's.
+      `--customize-hook=chroot "$1" install -d -m 0700 -o postgres -g postgres ${POSTGRES_DATA}`,
+      `--customize-hook=copy-in ${POSTGRES_ENTRY} /usr/local/bin`,
+    ];
+  }
   return [
     ...common,
     "--include=ca-certificates,tzdata,tini",
@@ -79,7 +97,7 @@ export async function baseImage(kind: RootfsKind, suite: string, epoch: number, 
   const sources = debianSources();
   const args = mmdebstrapArguments(kind);
   const key = createHash("sha256")
-    .update(JSON.stringify({ kind, suite, epoch, args, sources: sources.map((file) => readFileSync(file, "utf8")) }))
+    .update(JSON.stringify({ kind, suite, epoch, args, sources: sources.map((file) => readFileSync(file, "utf8")), copiedIn: kind === "postgres" ? readFileSync(POSTGRES_ENTRY, "utf8") : "" }))
     .digest("hex")
     .slice(0, 16);
   const name = `localhost/work-item-api-base:${kind}-${key}`;
@@ -101,4 +119,37 @@ export async function baseImage(kind: RootfsKind, suite: string, epoch: number, 
     await tools.run("buildah", [...tools.storage, "rm", container]).catch(() => undefined);
   }
   return { kind, name };
+}
+
+/**
+ * The PostgreSQL image: the `postgres` root file system as it is, with its entry, user and volume
+ * set on the import; reproducible like the base images.
+ */
+export async function postgresImage(tag: string, suite: string, epoch: number, cache: string, tools: Tools): Promise<void> {
+  const base = await baseImage("postgres", suite, epoch, cache, tools);
+  const container = (await tools.output("buildah", [...tools.storage, "from", base.name])).trim();
+  try {
+    await tools.run("buildah", [
+      ...tools.storage,
+      "config",
+      "--user",
+      "postgres",
+      "--env",
+      `PGDATA=${POSTGRES_DATA}`,
+      "--port",
+      "5432",
+      "--volume",
+      POSTGRES_DATA,
+      "--entrypoint",
+      JSON.stringify(["/usr/bin/tini", "--", "/usr/local/bin/postgres-entry.sh"]),
+      "--cmd",
+      "",
+      "--label",
+      "org.opencontainers.image.title=work-item-api-postgres",
+      container,
+    ]);
+    await tools.run("buildah", [...tools.storage, "commit", "--quiet", "--timestamp", String(epoch), container, tag]);
+  } finally {
+    await tools.run("buildah", [...tools.storage, "rm", container]).catch(() => undefined);
+  }
 }
