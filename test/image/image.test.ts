@@ -12,6 +12,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { Agent, fetch as undiciFetch } from "undici";
 import { availableBackends } from "../helpers/backends.ts";
 import { freePort, REPO_ROOT } from "../helpers/processes.ts";
 import { createPodmanStore, imageToolsMissing, run, type PodmanStore } from "../helpers/podman.ts";
@@ -19,6 +20,14 @@ import { TEST_JWT_SECRET, validWorkItem } from "../helpers/test-app.ts";
 import { waitUntil } from "../helpers/waiting.ts";
 
 const BUILD_TIMEOUT_MS = 30 * 60_000;
+
+/**
+ * A new connection for every request: podman's network teardown of another container (the CLI's
+ * here) may drop the tracked connections through a published port, and a kept-alive socket then
+ * dies under the next request. The CLI's containers also run without a network for that reason.
+ */
+const freshConnections = new Agent({ pipelining: 0 });
+const fetch = (url: string, init: Parameters<typeof undiciFetch>[1] = {}) => undiciFetch(url, { ...init, dispatcher: freshConnections });
 const SOURCE_DATE_EPOCH = "1795824000";
 const MAX_IMAGE_BYTES = 250 * 1000 * 1000;
 const TAG = "work-item-api:test";
@@ -54,6 +63,7 @@ describe("the image", { skip: missing ?? false, timeout: 3 * BUILD_TIMEOUT_MS },
     [built, rebuilt] = await Promise.all([buildImage(first, `${first.folder}/work-item-api.oci.tar`), buildImage(second)]);
   });
   after(async () => {
+    await freshConnections.close();
     await first.remove();
     await second.remove();
   });
@@ -109,7 +119,7 @@ describe("the image", { skip: missing ?? false, timeout: 3 * BUILD_TIMEOUT_MS },
     assert.ok(readyMs < 15_000, `ready after ${readyMs} ms`);
     assert.equal((await first.podmanOk(["exec", "wia-api", "id", "-u"])).trim(), "10001");
 
-    const key = JSON.parse(await first.podmanOk(["run", "--rm", ...common, TAG, "keys", "create", "--company-id", "42", "--json"])) as { apiKey: string; secret: string };
+    const key = JSON.parse(await first.podmanOk(["run", "--rm", "--network", "none", ...common, TAG, "keys", "create", "--company-id", "42", "--json"])) as { apiKey: string; secret: string };
     const token = async () => {
       const login = await fetch(`http://127.0.0.1:${port}/api/Login/Authenticate`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ apiKey: key.apiKey, secret: key.secret }) });
       assert.equal(login.status, 200);
