@@ -1,6 +1,7 @@
 /**
- * buildApp(config, deps) -> a ready Fastify instance. It never listens: tests use inject, and
- * server.ts decides where to listen.
+ * buildApp(config, deps) -> a ready Fastify instance; buildProbeApp(config, deps) -> one with
+ * only /healthz, /readyz and /metrics, what a ROLE=worker process serves so that it is probed
+ * and scraped like the others. Neither listens: tests use inject, and server.ts decides where.
  */
 import { randomUUID } from "node:crypto";
 import swagger from "@fastify/swagger";
@@ -35,7 +36,7 @@ import { registerAuthorityRvdm } from "./surfaces/authority-rvdm/index.ts";
 import { registerEvents } from "./surfaces/events/index.ts";
 import { registerLogin } from "./surfaces/login/authenticate.ts";
 import { OPERATOR_SECURITY_SCHEME, registerOperator } from "./surfaces/operator/index.ts";
-import { registerOps } from "./surfaces/ops/index.ts";
+import { registerOps, type OpsContext } from "./surfaces/ops/index.ts";
 import { registerVlmMad } from "./surfaces/vlm-mad/ping.ts";
 import { registerWebhooks } from "./surfaces/webhooks/index.ts";
 import { webhooksSection } from "./webhooks/event-schema.ts";
@@ -77,6 +78,20 @@ export async function createAppContext(
       }
     : guard;
   return { config, store, tokens, keyStatus, loginKeys, metrics, rateLimits, bearerGuard, operatorAuth: new OperatorAuth(store) };
+}
+
+/** The routes a worker serves: its probes and its metrics, behind the same server defences. */
+export async function buildProbeApp(config: Config, deps: Omit<OpsContext, "config"> & { logger: FastifyBaseLogger }): Promise<FastifyInstance> {
+  const app = Fastify({
+    ...serverOptions(config),
+    loggerInstance: deps.logger,
+    logController: new LogController({ disableRequestLogging: true }),
+    routerOptions: { caseSensitive: false, ignoreTrailingSlash: true },
+  });
+  refuseWhileClosing(app);
+  installErrorHandling(app, (url) => (["/healthz", "/readyz", "/metrics"].includes((url.split("?")[0] ?? url).toLowerCase()) ? ["GET", "HEAD"] : []));
+  await registerOps(app, { config, store: deps.store, metrics: deps.metrics });
+  return app;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;

@@ -3,13 +3,14 @@
  * SIGTERM/SIGINT.
  * - ROLE=all (default): HTTP API and worker services in one process.
  * - ROLE=api: HTTP API only; stateless, run N of them behind a load balancer.
- * - ROLE=worker: worker services only (see src/worker-role.ts); never listens.
+ * - ROLE=worker: worker services only (see src/worker-role.ts); it listens on PORT for
+ *   /healthz, /readyz and /metrics alone, so the platform probes and scrapes it like the API.
  * Split roles scale out on PostgreSQL. On the embedded SQLite store they still work on one host
  * (WAL: writers from several processes take turns on the file lock), so the process only warns.
  */
 // First, before anything else loads: see the module for why.
 import "./lib/tick-object-shape.ts";
-import { buildApp } from "./app.ts";
+import { buildApp, buildProbeApp } from "./app.ts";
 import { ConfigError, loadConfig, type Config } from "./config.ts";
 import { createLogger } from "./logger.ts";
 import { botMetricsEvents, createMetrics, webhookMetricsEvents } from "./metrics.ts";
@@ -76,14 +77,14 @@ async function main(): Promise<void> {
     // stop() finishes the item in hand or releases the batch lease, and leaves the outbox consistent.
     shutdown.onDrain("worker", () => worker.stop());
     if (config.role === "worker") {
-      // No listening socket holds the event loop open in a worker; stay up until signalled.
-      const keepAlive = setInterval(() => undefined, 2 ** 30);
-      shutdown.onDrain("keep-alive", async () => clearInterval(keepAlive));
+      const probes = await buildProbeApp(config, { store, logger, metrics });
+      address = await probes.listen({ port: config.port, host: config.host });
+      shutdown.onDrain("http", () => probes.close());
     }
   }
   shutdown.installSignalHandlers();
   // Where people go next: the API reference for integrators, the console for operators.
-  const pages = address ? { docs: `${address}/docs`, console: `${address}/console` } : {};
+  const pages = address && config.role !== "worker" ? { docs: `${address}/docs`, console: `${address}/console` } : {};
   logger.info({ role: config.role, store: config.store.kind, address, ...pages }, "work-item-api started");
 }
 

@@ -12,8 +12,9 @@
  *    build, the production dependencies; every file stamped with SOURCE_DATE_EPOCH (default: the
  *    commit's time), so two builds of one commit give one digest.
  *
- * `--postgres` builds the PostgreSQL image that compose and the manifests' tests run beside it
- * instead (`work-item-api-postgres:15`, Debian's postgresql-15; deploy/image/postgres-entry.sh).
+ * `--postgres` and `--prometheus` build instead the images compose and the manifests' tests run
+ * beside it, from Debian's packages: `work-item-api-postgres:15` (postgresql-15;
+ * deploy/image/postgres-entry.sh) and `work-item-api-prometheus:2` (prometheus).
  *
  * Options: `--cache DIR` keeps root file systems and registry packages between builds (default
  * ~/.cache/work-item-api-image); `--root DIR --runroot DIR` use a container store of their own
@@ -25,7 +26,7 @@ import { homedir, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { baseImage, postgresImage } from "./debian-rootfs.ts";
+import { baseImage, companionImage, type CompanionKind } from "./debian-rootfs.ts";
 import { registryPackage, type PinnedPackage } from "./registry-package.ts";
 import { createTools, ImageBuildError } from "./tools.ts";
 
@@ -49,8 +50,8 @@ export interface ImageBuildResult {
   sourceDateEpoch: number;
 }
 
-const USAGE = "usage: npm run image [-- --output FILE] [--tag NAME] [--postgres] [--cache DIR] [--root DIR --runroot DIR] [--ca FILE] [--json]";
-const POSTGRES_TAG = "work-item-api-postgres:15";
+const USAGE = "usage: npm run image [-- --output FILE] [--tag NAME] [--postgres | --prometheus] [--cache DIR] [--root DIR --runroot DIR] [--ca FILE] [--json]";
+const COMPANION_TAGS: Record<CompanionKind, string> = { postgres: "work-item-api-postgres:15", prometheus: "work-item-api-prometheus:2" };
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -63,6 +64,7 @@ async function main(): Promise<void> {
       ca: { type: "string" },
       json: { type: "boolean" },
       postgres: { type: "boolean" },
+      prometheus: { type: "boolean" },
       help: { type: "boolean" },
     },
   });
@@ -75,7 +77,9 @@ async function main(): Promise<void> {
   const tools = createTools(storage, false);
   const pkg = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { version: string; repository?: { url?: string } | string };
   const versions = JSON.parse(readFileSync(join(REPO_ROOT, "deploy/image/versions.json"), "utf8")) as Versions;
-  const tag = values.tag ?? (values.postgres ? POSTGRES_TAG : `work-item-api:${pkg.version}`);
+  if (values.postgres && values.prometheus) throw new ImageBuildError("--postgres or --prometheus: one image a build");
+  const companion: CompanionKind | undefined = values.postgres ? "postgres" : values.prometheus ? "prometheus" : undefined;
+  const tag = values.tag ?? (companion ? COMPANION_TAGS[companion] : `work-item-api:${pkg.version}`);
   const cache = resolve(values.cache ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "work-item-api-image"));
   mkdirSync(cache, { recursive: true });
   const git = (args: string[]) => tools.output("git", ["-C", REPO_ROOT, ...args]).then((text) => text.trim());
@@ -95,9 +99,9 @@ async function main(): Promise<void> {
     tools.progress(`done: ${tag} ${result.id.slice(0, 19)}…, ${(result.sizeBytes / 1e6).toFixed(0)} MB`);
     process.stdout.write(values.json ? `${JSON.stringify(result)}\n` : `${tag} ${result.id} ${(result.sizeBytes / 1e6).toFixed(0)} MB${output ? ` ${output}` : ""}\n`);
   };
-  if (values.postgres) {
-    tools.progress(`building ${tag} from Debian's postgresql-15`);
-    await postgresImage(tag, versions.debianSuite, versions.baseDateEpoch, cache, tools);
+  if (companion) {
+    tools.progress(`building ${tag} from Debian's ${companion} package`);
+    await companionImage(companion, tag, versions.debianSuite, versions.baseDateEpoch, cache, tools);
     return finish(versions.baseDateEpoch);
   }
 

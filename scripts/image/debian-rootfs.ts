@@ -5,9 +5,11 @@
  *   (10001) and its data folder; no docs, manual pages, locales or iconv modules, and no apt
  *   (the image is rebuilt, never upgraded in place), which leaves about 60 MB.
  * - `build`: minbase with python3, make and g++, to compile better-sqlite3.
- * - `postgres`: minbase with Debian's postgresql-15 and tini, without the cluster Debian makes on
- *   install; deploy/image/postgres-entry.sh makes one in the data folder on the first start. The
- *   whole image of PostgreSQL for compose and the manifests' tests (postgresImage).
+ * - the companions compose and the manifests' tests run beside the service (companionImage),
+ *   each a whole image as Debian packages it:
+ *   - `postgres`: minbase with postgresql-15 and tini, without the cluster Debian makes on
+ *     install; deploy/image/postgres-entry.sh makes one in the data folder on the first start;
+ *   - `prometheus`: minbase with prometheus (and promtool) and tini.
  * Both are reproducible: their files carry a fixed time (deploy/image/versions.json's
  * baseDateEpoch, as SOURCE_DATE_EPOCH to mmdebstrap and to the import), so the same packages make
  * the same bytes, whatever the commit. A tarball is kept in the cache under a key of everything
@@ -20,7 +22,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Tools } from "./tools.ts";
 
-export type RootfsKind = "runtime" | "build" | "postgres";
+export type CompanionKind = "postgres" | "prometheus";
+export type RootfsKind = "runtime" | "build" | CompanionKind;
 
 const UNUSED_PATHS = [
   "/usr/share/doc/*",
@@ -38,6 +41,29 @@ export const DATA_FOLDER = "/var/lib/work-item-api";
 /** PostgreSQL's data folder in its image, and the entry that makes the cluster there. */
 const POSTGRES_DATA = "/var/lib/postgresql/data";
 const POSTGRES_ENTRY = fileURLToPath(new URL("../../deploy/image/postgres-entry.sh", import.meta.url));
+const PROMETHEUS_DATA = "/var/lib/prometheus";
+
+/** How each companion's root file system becomes an image: `buildah config` of what Debian installed. */
+const COMPANIONS: Record<CompanionKind, { title: string; user: string; env: string[]; port: number; volume: string; entrypoint: string[]; cmd: string[] }> = {
+  postgres: {
+    title: "work-item-api-postgres",
+    user: "postgres",
+    env: [`PGDATA=${POSTGRES_DATA}`],
+    port: 5432,
+    volume: POSTGRES_DATA,
+    entrypoint: ["/usr/bin/tini", "--", "/usr/local/bin/postgres-entry.sh"],
+    cmd: [],
+  },
+  prometheus: {
+    title: "work-item-api-prometheus",
+    user: "prometheus",
+    env: [],
+    port: 9090,
+    volume: PROMETHEUS_DATA,
+    entrypoint: ["/usr/bin/tini", "--", "/usr/bin/prometheus"],
+    cmd: ["--config.file=/etc/prometheus/prometheus.yml", `--storage.tsdb.path=${PROMETHEUS_DATA}`, "--web.listen-address=:9090"],
+  },
+};
 
 /** How long a root file system stays in the cache before it is made anew from the archive. */
 const CACHE_DAYS = 7;
@@ -52,6 +78,9 @@ function mmdebstrapArguments(kind: RootfsKind): string[] {
     "--dpkgopt=path-include=/usr/share/doc/*/copyright",
   ];
   if (kind === "build") return [...common, "--include=ca-certificates,python3,make,g++"];
+  if (kind === "prometheus") {
+    return [...common, "--include=prometheus,tini", `--customize-hook=chroot "$1" install -d -m 0700 -o prometheus -g prometheus ${PROMETHEUS_DATA}`];
+  }
   if (kind === "postgres") {
     return [
       ...common,
@@ -122,30 +151,30 @@ export async function baseImage(kind: RootfsKind, suite: string, epoch: number, 
 }
 
 /**
- * The PostgreSQL image: the `postgres` root file system as it is, with its entry, user and volume
- * set on the import; reproducible like the base images.
+ * A companion's image: its root file system as it is, with its entry, user, port and volume set
+ * on the import; reproducible like the base images.
  */
-export async function postgresImage(tag: string, suite: string, epoch: number, cache: string, tools: Tools): Promise<void> {
-  const base = await baseImage("postgres", suite, epoch, cache, tools);
+export async function companionImage(kind: CompanionKind, tag: string, suite: string, epoch: number, cache: string, tools: Tools): Promise<void> {
+  const companion = COMPANIONS[kind];
+  const base = await baseImage(kind, suite, epoch, cache, tools);
   const container = (await tools.output("buildah", [...tools.storage, "from", base.name])).trim();
   try {
     await tools.run("buildah", [
       ...tools.storage,
       "config",
       "--user",
-      "postgres",
-      "--env",
-      `PGDATA=${POSTGRES_DATA}`,
+      companion.user,
+      ...companion.env.flatMap((variable) => ["--env", variable]),
       "--port",
-      "5432",
+      String(companion.port),
       "--volume",
-      POSTGRES_DATA,
+      companion.volume,
       "--entrypoint",
-      JSON.stringify(["/usr/bin/tini", "--", "/usr/local/bin/postgres-entry.sh"]),
+      JSON.stringify(companion.entrypoint),
       "--cmd",
-      "",
+      companion.cmd.length === 0 ? "" : JSON.stringify(companion.cmd),
       "--label",
-      "org.opencontainers.image.title=work-item-api-postgres",
+      `org.opencontainers.image.title=${companion.title}`,
       container,
     ]);
     await tools.run("buildah", [...tools.storage, "commit", "--quiet", "--timestamp", String(epoch), container, tag]);

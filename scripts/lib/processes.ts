@@ -278,7 +278,7 @@ export interface ServerOptions {
 }
 
 export interface ServerProcess extends StartedProcess {
-  /** `http://127.0.0.1:<port>`; throws for ROLE=worker, which does not listen. */
+  /** `http://127.0.0.1:<port>` (for ROLE=worker, its probes and /metrics). */
   readonly baseUrl: string;
   readonly port: number;
 }
@@ -306,7 +306,7 @@ export async function startServer(env: Env, options: ServerOptions = {}): Promis
     throw new Error(`${(error as Error).message}\n${child.output().slice(-8000)}`, { cause: error });
   }
   const baseUrl = (): string => {
-    if (!address) throw new Error("the server (role worker) does not listen");
+    if (!address) throw new Error("the server names no address");
     return address;
   };
   return Object.defineProperties(child, {

@@ -87,6 +87,7 @@ describe("the Kubernetes base", { skip: objects === undefined ? "no kubectl here
         "PrometheusRule/work-item-api",
         "Secret/work-item-api-secrets",
         "Service/work-item-api",
+        "Service/work-item-api-worker",
         "ServiceMonitor/work-item-api",
       ],
     );
@@ -132,7 +133,26 @@ describe("the Kubernetes base", { skip: objects === undefined ? "no kubectl here
     const budget = ofKind("PodDisruptionBudget")[0]!.spec as { minAvailable: number; selector: { matchLabels: Record<string, string> } };
     assert.equal(budget.minAvailable, 1);
     assert.deepEqual(budget.selector.matchLabels, (api.spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels);
-    const monitor = ofKind("ServiceMonitor")[0]!.spec as { endpoints: Array<{ port: string; path: string }> };
+  });
+
+  test("the worker: alive on /healthz, ready on /readyz; the ServiceMonitor scrapes its /metrics and the API's, as the job the alerts name", () => {
+    const worker = ofKind("Deployment").find((deployment) => deployment.metadata.name === "work-item-api-worker")!;
+    const [container] = podSpecOf(worker).containers;
+    assert.equal(container!.readinessProbe?.httpGet?.path, "/readyz");
+    assert.equal(container!.livenessProbe?.httpGet?.path, "/healthz");
+    const monitor = ofKind("ServiceMonitor")[0]!.spec as {
+      jobLabel: string;
+      selector: { matchExpressions: Array<{ key: string; operator: string; values: string[] }> };
+      endpoints: Array<{ port: string; path: string }>;
+    };
     assert.deepEqual(monitor.endpoints.map(({ port, path }) => ({ port, path })), [{ port: "http", path: "/metrics" }]);
+    const selects = (labels: Record<string, string> = {}) => monitor.selector.matchExpressions.every(({ key, values }) => values.includes(labels[key] ?? ""));
+    const scraped = ofKind("Service").filter((service) => selects(service.metadata.labels));
+    assert.deepEqual(scraped.map((service) => service.metadata.name).sort(), ["work-item-api", "work-item-api-worker"]);
+    for (const service of scraped) {
+      const ports = (service.spec as { ports: Array<{ name: string }> }).ports;
+      assert.ok(ports.some((port) => port.name === "http"), `${service.metadata.name} has the port the ServiceMonitor scrapes`);
+      assert.equal(service.metadata.labels?.[monitor.jobLabel], "work-item-api", "the job is named work-item-api");
+    }
   });
 });

@@ -1,4 +1,7 @@
-/** Unauthenticated operator routes: liveness, readiness and Prometheus metrics. */
+/**
+ * Unauthenticated routes for the platform: liveness, readiness and Prometheus metrics. Every
+ * process serves them, a ROLE=worker one on a listener of its own (buildProbeApp in app.ts).
+ */
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../app-context.ts";
@@ -17,7 +20,10 @@ const METRICS_EXAMPLE = [
   "work_item_api_tokens_issued_total 1",
 ].join("\n");
 
-export async function registerOps(app: FastifyInstance, ctx: AppContext): Promise<void> {
+/** What the probes and /metrics read: a worker's listener has these and nothing else of the API. */
+export type OpsContext = Pick<AppContext, "config" | "store" | "metrics">;
+
+export async function registerOps(app: FastifyInstance, ctx: OpsContext): Promise<void> {
   app.get("/healthz", {
     schema: { summary: "200 while the process runs", operationId: "GetHealth", tags: ["Service"], security: [], response: { 200: HealthStatus, ...publicResponses() } },
     handler: async () => ({ status: "ok" }),
