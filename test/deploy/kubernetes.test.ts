@@ -8,10 +8,9 @@
  * - every pod runs as the image's non-root user with a read-only root, no privilege escalation,
  *   every capability dropped and the runtime's seccomp profile, with requests and limits; the API
  *   has its probes, two replicas and a disruption budget.
- * test/image/kubernetes-play.test.ts runs the manifests with podman.
+ * test/image/image.test.ts runs the manifests with podman.
  */
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import { PrometheusRule, ServiceMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1";
@@ -19,19 +18,9 @@ import { Deployment } from "kubernetes-models/apps/v1";
 import { Job } from "kubernetes-models/batch/v1";
 import { PodDisruptionBudget } from "kubernetes-models/policy/v1";
 import { ConfigMap, Secret, Service } from "kubernetes-models/v1";
-import { parseAllDocuments } from "yaml";
 import { prometheusRuleManifest, PROMETHEUS_RULE } from "../../scripts/prometheus-rule.ts";
 import { EnvSchema } from "../../src/config.ts";
-import { REPO_ROOT } from "../helpers/processes.ts";
-
-interface KubeObject {
-  apiVersion: string;
-  kind: string;
-  metadata: { name: string; labels?: Record<string, string> };
-  spec?: Record<string, unknown>;
-  data?: Record<string, string>;
-  stringData?: Record<string, string>;
-}
+import { renderKustomizeBase, type KubeObject } from "../helpers/kustomize.ts";
 
 const MODELS: Record<string, new (object: never) => { validate(): void }> = {
   "v1/ConfigMap": ConfigMap,
@@ -43,14 +32,6 @@ const MODELS: Record<string, new (object: never) => { validate(): void }> = {
   "monitoring.coreos.com/v1/ServiceMonitor": ServiceMonitor,
   "monitoring.coreos.com/v1/PrometheusRule": PrometheusRule,
 };
-
-/** The base as kustomize renders it; undefined where kubectl is not installed. */
-export function renderKustomizeBase(): KubeObject[] | undefined {
-  const rendered = spawnSync("kubectl", ["kustomize", `${REPO_ROOT}/deploy/kubernetes`], { encoding: "utf8" });
-  if (rendered.error) return undefined;
-  assert.equal(rendered.status, 0, rendered.stderr);
-  return parseAllDocuments(rendered.stdout).map((document) => document.toJS() as KubeObject);
-}
 
 const objects = renderKustomizeBase();
 const ofKind = (kind: string) => objects!.filter((object) => object.kind === kind);

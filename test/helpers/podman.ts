@@ -1,11 +1,13 @@
 /**
  * podman for the image tests (SPEC §21), in a container store of the run's own (`--root`,
  * `--runroot` under one temp folder) with test/image/containers.conf, so a test never sees nor
- * leaves anything in the machine's store. Containers are named by the test and removed by name
+ * leaves anything in the machine's store. Networks too: a rootful podman keeps them in
+ * /etc/containers/networks whatever the store, so each store names a folder of its own for them
+ * (`network_config_dir`), and its reset cannot touch the machine's. Containers are named by the test and removed by name
  * with the store; nothing is matched by a pattern.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPO_ROOT } from "./processes.ts";
@@ -13,9 +15,9 @@ import { REPO_ROOT } from "./processes.ts";
 export const CONTAINERS_CONF = join(REPO_ROOT, "test/image/containers.conf");
 const TOOLS = ["podman", "buildah", "mmdebstrap"];
 
-/** Why the image tests cannot run here, in one line; undefined when they can. */
-export function imageToolsMissing(): string | undefined {
-  const missing = TOOLS.filter((tool) => spawnSync(tool, ["--version"], { stdio: "ignore" }).status !== 0);
+/** Why the image tests cannot run here, in one line; undefined when they can. `also`: tools a test needs besides. */
+export function imageToolsMissing(also: string[] = []): string | undefined {
+  const missing = [...TOOLS, ...also].filter((tool) => spawnSync(tool, ["--version"], { stdio: "ignore" }).status !== 0);
   if (missing.length > 0) return `no ${missing.join(", ")} here (apt-get install podman buildah mmdebstrap runc uidmap slirp4netns podman-compose)`;
   if (process.getuid?.() !== 0) return "podman's store and networks here need root";
   return undefined;
@@ -57,7 +59,11 @@ export function run(command: string, args: string[], env: Record<string, string 
 export function createPodmanStore(prefix: string): PodmanStore {
   const folder = mkdtempSync(join(tmpdir(), `wia-${prefix}-`));
   const storage = ["--root", join(folder, "root"), "--runroot", join(folder, "run")];
-  const env = { ...process.env, CONTAINERS_CONF };
+  const networks = join(folder, "networks");
+  mkdirSync(networks);
+  const conf = join(folder, "containers.conf");
+  writeFileSync(conf, `${readFileSync(CONTAINERS_CONF, "utf8")}\n[network]\nnetwork_config_dir = "${networks}"\n`);
+  const env = { ...process.env, CONTAINERS_CONF: conf };
   const podman = (args: string[], options: { timeoutMs?: number } = {}) => run("podman", [...storage, ...args], env, options.timeoutMs);
   return {
     folder,
@@ -70,6 +76,7 @@ export function createPodmanStore(prefix: string): PodmanStore {
       return result.stdout;
     },
     async remove() {
+      await podman(["pod", "rm", "--all", "--force", "--time", "0"]);
       await podman(["rm", "--all", "--force", "--time", "0"]);
       await podman(["volume", "rm", "--all", "--force"]);
       await podman(["system", "reset", "--force"]).catch(() => undefined);

@@ -7,30 +7,39 @@
  *   the CLI through the image; authenticate, add, read back; SIGTERM ends it with exit 0 within
  *   2 s; a new container on the same volume still has the item;
  * - on PostgreSQL too, and every module of the build imports in the image (nothing it needs was
- *   pruned from node_modules).
- * Runs under `npm run test:image`, not `npm test`: a cold build takes minutes.
+ *   pruned from node_modules);
+ * - the deployments, with the two companions (PostgreSQL and Prometheus, from Debian's packages)
+ *   built into the first store: deploy/compose/compose.yaml with podman-compose (items added
+ *   through the two APIs are filed by the worker against the simulator and reported by webhook;
+ *   Prometheus has loaded the rules and scrapes every target; `down` leaves nothing running), and
+ *   deploy/kubernetes/ rendered by kustomize and played by `podman kube play` beside a
+ *   PostgreSQL pod (the migration, two API pods and the worker pod file an item;
+ *   test/helpers/kube-play.ts says what podman cannot take as it is).
+ * Runs under `npm run test:image`, not `npm test`: a cold build takes minutes. One file, so the
+ * deployments run the image the reproducibility test built: a third build would cost minutes.
  */
 import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { Agent, fetch as undiciFetch } from "undici";
+import { parse } from "yaml";
 import { availableBackends } from "../helpers/backends.ts";
-import { freePort, REPO_ROOT } from "../helpers/processes.ts";
+import { closeFreshConnections, fetchFresh as fetch, fileOneItem, waitForOk } from "../helpers/deployed-service.ts";
+import { companionPod, playFiles } from "../helpers/kube-play.ts";
+import { renderKustomizeBase } from "../helpers/kustomize.ts";
 import { createPodmanStore, imageToolsMissing, run, type PodmanStore } from "../helpers/podman.ts";
+import { freePort, REPO_ROOT } from "../helpers/processes.ts";
+import { metricValue } from "../helpers/prometheus.ts";
 import { TEST_JWT_SECRET, validWorkItem } from "../helpers/test-app.ts";
 import { waitUntil } from "../helpers/waiting.ts";
 
 const BUILD_TIMEOUT_MS = 30 * 60_000;
 
-/**
- * A new connection for every request: podman's network teardown of another container (the CLI's
- * here) may drop the tracked connections through a published port, and a kept-alive socket then
- * dies under the next request. The CLI's containers also run without a network for that reason.
- */
-const freshConnections = new Agent({ pipelining: 0 });
-const fetch = (url: string, init: Parameters<typeof undiciFetch>[1] = {}) => undiciFetch(url, { ...init, dispatcher: freshConnections });
 const SOURCE_DATE_EPOCH = "1795824000";
 const MAX_IMAGE_BYTES = 250 * 1000 * 1000;
-const TAG = "work-item-api:test";
+const TAG = "localhost/work-item-api:test";
+const COMPANIONS = { postgres: "localhost/work-item-api-postgres:test", prometheus: "localhost/work-item-api-prometheus:test" };
+const ENCRYPTION_KEY = "an-encryption-key-for-the-deployment-tests";
 
 interface Built {
   image: string;
@@ -39,18 +48,20 @@ interface Built {
   output: string | null;
 }
 
-async function buildImage(store: PodmanStore, output?: string): Promise<Built> {
-  const result = await run(
-    process.execPath,
-    ["--import", "tsx", `${REPO_ROOT}/scripts/image/build.ts`, ...store.storage, "--tag", TAG, "--json", ...(output ? ["--output", output] : [])],
-    { ...store.env, SOURCE_DATE_EPOCH },
-    BUILD_TIMEOUT_MS,
-  );
-  assert.equal(result.code, 0, `npm run image failed:\n${result.stderr.slice(-4000)}`);
+async function buildImage(store: PodmanStore, flags: string[], tag = TAG): Promise<Built> {
+  const result = await run(process.execPath, ["--import", "tsx", `${REPO_ROOT}/scripts/image/build.ts`, ...store.storage, "--tag", tag, "--json", ...flags], { ...store.env, SOURCE_DATE_EPOCH }, BUILD_TIMEOUT_MS);
+  assert.equal(result.code, 0, `npm run image ${flags.join(" ")} failed:\n${result.stderr.slice(-4000)}`);
   return JSON.parse(result.stdout) as Built;
 }
 
-const missing = imageToolsMissing();
+/** What the test's webhook receiver (test/image/webhook-receiver.mjs) lists at /received. */
+interface Received {
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+const missing = imageToolsMissing(["podman-compose"]);
 
 describe("the image", { skip: missing ?? false, timeout: 3 * BUILD_TIMEOUT_MS }, () => {
   const first = createPodmanStore("image-a");
@@ -60,10 +71,14 @@ describe("the image", { skip: missing ?? false, timeout: 3 * BUILD_TIMEOUT_MS },
 
   before(async () => {
     // At once: the cores are shared, but the downloads and the waits overlap.
-    [built, rebuilt] = await Promise.all([buildImage(first, `${first.folder}/work-item-api.oci.tar`), buildImage(second)]);
+    [built, rebuilt] = await Promise.all([
+      buildImage(first, ["--output", `${first.folder}/work-item-api.oci.tar`]),
+      buildImage(second, []),
+      buildImage(first, ["--postgres"], COMPANIONS.postgres).then(() => buildImage(first, ["--prometheus"], COMPANIONS.prometheus)),
+    ]);
   });
   after(async () => {
-    await freshConnections.close();
+    await closeFreshConnections();
     await first.remove();
     await second.remove();
   });
@@ -171,5 +186,129 @@ describe("the image", { skip: missing ?? false, timeout: 3 * BUILD_TIMEOUT_MS },
       await first.podman(["rm", "--force", "--time", "0", "wia-pg"]);
       await db.cleanup();
     }
+  });
+
+  test("compose: PostgreSQL, a migration, two APIs, a worker, the simulator and Prometheus; an item filed and its webhook received; down leaves nothing running", async (t) => {
+    const ports = { api1: await freePort(), api2: await freePort(), prometheus: await freePort(), receiver: await freePort() };
+    const project = `wia-compose-${process.pid}`;
+    const env = {
+      ...first.env,
+      WORK_ITEM_API_IMAGE: TAG,
+      WORK_ITEM_API_POSTGRES_IMAGE: COMPANIONS.postgres,
+      WORK_ITEM_API_PROMETHEUS_IMAGE: COMPANIONS.prometheus,
+      API_1_PORT: String(ports.api1),
+      API_2_PORT: String(ports.api2),
+      PROMETHEUS_PORT: String(ports.prometheus),
+      RECEIVER_PORT: String(ports.receiver),
+      RECEIVER_SCRIPT: join(REPO_ROOT, "test/image/webhook-receiver.mjs"),
+      BOT_SCHEDULE: "* * * * * *",
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+    };
+    const compose = (args: string[]) =>
+      run(
+        "podman-compose",
+        ["--podman-args", first.storage.join(" "), "-p", project, "-f", join(REPO_ROOT, "deploy/compose/compose.yaml"), "-f", join(REPO_ROOT, "test/image/compose.receiver.yaml"), ...args],
+        env,
+        10 * 60_000,
+      );
+    const running = async () => (await first.podmanOk(["ps", "--all", "--filter", `label=io.podman.compose.project=${project}`, "--format", "{{.Names}} {{.State}}"])).trim();
+    try {
+      const up = await compose(["up", "-d"]);
+      assert.equal(up.code, 0, up.stderr.slice(-4000));
+      const apis = [`http://127.0.0.1:${ports.api1}`, `http://127.0.0.1:${ports.api2}`];
+      for (const api of apis) await waitForOk(`${api}/readyz`, `${api}/readyz`);
+      const key = JSON.parse(await first.podmanOk(["exec", `${project}_api-1_1`, "/usr/local/bin/node", "/app/entry.mjs", "keys", "create", "--company-id", "42", "--json"])) as { apiKey: string; secret: string };
+
+      const item = await fileOneItem({ loginUrl: apis[0]!, addUrl: apis[1]!, key, webhookUrl: "http://webhook-receiver:8080/hook", customerReference: "COMPOSE-1" });
+      assert.match(item.result?.registrationNumber ?? "", /^RVDM-/);
+      const received = await waitUntil(
+        "the item's webhook at the receiver",
+        async () => {
+          const list = (await (await fetch(`http://127.0.0.1:${ports.receiver}/received`)).json()) as Received[];
+          return list.find((request) => request.body.includes(`"workItemId":${item.workItemId}`) && request.body.includes("Successful"));
+        },
+        120_000,
+        500,
+      );
+      assert.ok(received.headers["webhook-signature"], "signed");
+
+      const prometheus = `http://127.0.0.1:${ports.prometheus}`;
+      const rules = (await (await fetch(`${prometheus}/api/v1/rules`)).json()) as { data: { groups: Array<{ name: string; rules: Array<{ name: string }> }> } };
+      const shipped = (parse(readFileSync(join(REPO_ROOT, "deploy/prometheus/work-item-api.rules.yml"), "utf8")) as { groups: Array<{ rules: Array<{ alert: string }> }> }).groups.flatMap((group) => group.rules.map((rule) => rule.alert));
+      assert.deepEqual(rules.data.groups.flatMap((group) => group.rules.map((rule) => rule.name)).sort(), shipped.sort(), "every shipped rule loaded");
+      const targets = await waitUntil(
+        "Prometheus to scrape every target",
+        async () => {
+          const answer = (await (await fetch(`${prometheus}/api/v1/targets`)).json()) as { data: { activeTargets: Array<{ labels: { instance: string; job: string }; health: string }> } };
+          const active = answer.data.activeTargets;
+          return active.length === 3 && active.every((target) => target.health === "up") ? active : undefined;
+        },
+        120_000,
+        1000,
+      );
+      assert.deepEqual(targets.map((target) => `${target.labels.job} ${target.labels.instance}`).sort(), ["work-item-api api-1:8080", "work-item-api api-2:8080", "work-item-api worker:8080"]);
+      t.diagnostic(`compose: item ${item.workItemId} filed as ${item.result?.registrationNumber}; ${targets.length} targets up; ${shipped.length} rules`);
+
+      const down = await compose(["down"]);
+      assert.equal(down.code, 0, down.stderr.slice(-4000));
+      assert.equal(await running(), "", "nothing of the project is left");
+    } finally {
+      await compose(["down"]);
+    }
+  });
+
+  test("kubernetes: the base played by podman beside a PostgreSQL pod migrates, serves on two API pods and files an item with the worker", async (t) => {
+    const objects = renderKustomizeBase();
+    if (!objects) return t.skip("no kubectl here to render the base (kubectl kustomize)");
+    const network = `wia-kube-${process.pid}`;
+    const folder = first.folder;
+    const write = (name: string, text: string) => {
+      const path = join(folder, name);
+      writeFileSync(path, text);
+      return path;
+    };
+    const ipOf = async (container: string) => (await first.podmanOk(["inspect", container, "--format", `{{(index .NetworkSettings.Networks "${network}").IPAddress}}`])).trim();
+    const play = (file: string, extra: string[] = []) => first.podmanOk(["kube", "play", "--network", network, ...extra, file], { timeoutMs: 5 * 60_000 });
+    // The base names the image localhost/work-item-api:<version>; the test's build carries that name too.
+    const baseImage = (objects.find((object) => object.kind === "Deployment")!.spec as { template: { spec: { containers: Array<{ image: string }> } } }).template.spec.containers[0]!.image;
+    await first.podmanOk(["tag", TAG, baseImage]);
+    await first.podmanOk(["network", "create", network]);
+
+    const password = "a-password-for-the-kube-test";
+    await play(write("postgres.yaml", companionPod({ name: "postgres", image: COMPANIONS.postgres, env: { POSTGRES_USER: "work_item_api", POSTGRES_PASSWORD: password, POSTGRES_DB: "work_item_api" } })));
+    await play(write("authority.yaml", companionPod({ name: "authority", image: TAG, args: ["authority-sim"], env: { AUTHORITY_SIM_HOST: "0.0.0.0", AUTHORITY_SIM_PORT: "8090" } })));
+    const receiverScript = join(REPO_ROOT, "test/image/webhook-receiver.mjs");
+    await first.podmanOk(["run", "--detach", "--name", "receiver", "--network", network, "--read-only", "--volume", `${receiverScript}:/receiver/webhook-receiver.mjs:ro`, "--entrypoint", "/usr/local/bin/node", TAG, "/receiver/webhook-receiver.mjs"]);
+    const [postgresIp, authorityIp, receiverIp] = [await ipOf("postgres-postgres"), await ipOf("authority-authority"), await ipOf("receiver")];
+
+    const files = playFiles(objects, {
+      settings: { AUTHORITY_URL: `http://${authorityIp}:8090/`, BOT_SCHEDULE: "* * * * * *", WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true" },
+      secrets: { DATABASE_URL: `postgres://work_item_api:${password}@${postgresIp}:5432/work_item_api`, JWT_SECRET: TEST_JWT_SECRET, DATA_ENCRYPTION_KEY: ENCRYPTION_KEY },
+    });
+    const configMaps = files.configMaps.flatMap(({ name, yaml }) => ["--configmap", write(`${name}.configmap.yaml`, yaml)]);
+    await play(write("migrate.yaml", files.migratePod), configMaps);
+    await waitUntil(
+      "the migration pod to end with 0",
+      async () => {
+        const state = (await first.podmanOk(["inspect", "work-item-api-migrate-migrate", "--format", "{{.State.Status}} {{.State.ExitCode}}"])).trim();
+        return state === "exited 0" ? state : undefined;
+      },
+      180_000,
+      500,
+    );
+    await play(write("deployments.yaml", files.deployments), configMaps);
+    const apiPods = ["work-item-api-pod-0-api", "work-item-api-pod-1-api"];
+    const apis = await Promise.all(apiPods.map(async (container) => `http://${await ipOf(container)}:8080`));
+    for (const api of apis) await waitForOk(`${api}/readyz`, `${api}/readyz`);
+    const worker = `http://${await ipOf("work-item-api-worker-pod-0-worker")}:8080`;
+    await waitForOk(`${worker}/readyz`, `${worker}/readyz`);
+    assert.equal((await first.podmanOk(["exec", apiPods[0]!, "id", "-u"])).trim(), "10001", "runAsUser");
+
+    const key = JSON.parse(await first.podmanOk(["exec", apiPods[0]!, "/usr/local/bin/node", "/app/entry.mjs", "keys", "create", "--company-id", "44", "--json"])) as { apiKey: string; secret: string };
+    const item = await fileOneItem({ loginUrl: apis[0]!, addUrl: apis[1]!, key, webhookUrl: `http://${receiverIp}:8080/hook`, customerReference: "KUBE-1" });
+    assert.match(item.result?.registrationNumber ?? "", /^RVDM-/);
+    const metrics = await (await fetch(`${worker}/metrics`)).text();
+    assert.ok(metricValue(metrics, "work_item_api_bot_item_outcomes_total") >= 1, "the worker's metrics count the filing");
+    t.diagnostic(`kubernetes: item ${item.workItemId} filed as ${item.result?.registrationNumber} through ${apis.length} API pods`);
   });
 });
