@@ -84,11 +84,13 @@ test("applied after the numbered migrations: once, again only when changed, by o
     );
   const applied = async () => (await queryRows<{ answer: number }>(db.location, "SELECT answer FROM probe_applied ORDER BY at")).map((row) => Number(row.answer));
   const answer = async () => Number((await queryRows<{ answer: number }>(db.location, "SELECT wia_probe() AS answer"))[0]!.answer);
-  const state = async () => (await migrationStatus(pools[0]!, undefined, url)).repeatables;
+  // Only the probe's: on a Citus coordinator the fresh schema comes migrated and distributed, so the shipped repeatables are recorded already.
+  const state = async () => (await migrationStatus(pools[0]!, undefined, url)).repeatables.filter((entry) => entry.name === "wia_probe");
   try {
     await writePastStore(db.location, "CREATE TABLE probe_applied (answer integer NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())");
     probe(1);
     assert.deepEqual(await state(), [{ name: "wia_probe", revision: 1, state: "pending", appliedAt: null }]);
+    const [{ numbered } = { numbered: "0" }] = await queryRows<{ numbered: string }>(db.location, "SELECT count(*) AS numbered FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'schema_migrations'");
     await migrate(pools[0]!, undefined, url);
     assert.deepEqual([await applied(), await answer()], [[1], 1], "after every numbered migration, in their run");
     assert.equal(Number((await queryRows<{ n: string }>(db.location, "SELECT count(*) AS n FROM schema_migrations"))[0]!.n), migrations.length);
@@ -96,7 +98,8 @@ test("applied after the numbered migrations: once, again only when changed, by o
       db.location,
       "SELECT (SELECT xmin::text FROM schema_migrations ORDER BY version DESC LIMIT 1) = (SELECT xmin::text FROM schema_repeatables WHERE name = 'wia_probe') AS same",
     );
-    assert.equal(sameTransaction!.same, true, "recorded in the transaction of the last migration");
+    // A schema that came migrated (a Citus coordinator's is migrated and distributed first) had no migration in this run to share.
+    if (Number(numbered) === 0) assert.equal(sameTransaction!.same, true, "recorded in the transaction of the last migration");
 
     await migrate(pools[0]!, undefined, url);
     assert.deepEqual(await applied(), [1], "an unchanged one is not applied again");
