@@ -27,7 +27,10 @@ import { expandViolations } from "../helpers/migration-rules.ts";
  * new line here), so that a process of an older release never takes its definition for a newer one.
  */
 const PINNED: Record<string, Record<number, string>> = {
-  wia_add_work_items: { 1: "317e5983dc19f2b4915a930a86f9d7eaae2940fc68b2c245365645182a338f2c" },
+  wia_add_work_items: {
+    1: "317e5983dc19f2b4915a930a86f9d7eaae2940fc68b2c245365645182a338f2c",
+    2: "50c85259baa3457cbc7d783a5c3579cf740dda3c9bcce5906c78ede9ee7c4f42",
+  },
 };
 
 const repeatables = readRepeatables();

@@ -1,4 +1,4 @@
--- revision: 1
+-- revision: 2
 -- Intake of one group: the items of a group commit (store/postgres/appends.ts), each in a block of
 -- its own, so text PostgreSQL cannot hold fails that item alone. Migrations 0001, 0005, 0016 and
 -- 0018 defined it, each in full; from here on it is defined in this file only, and the migrator
@@ -18,6 +18,7 @@ DECLARE
   previous record;
   attempt integer;
   violated text;
+  violation text;
 BEGIN
   -- Fields are read inside each item's block: text that PostgreSQL cannot hold (U+0000, an
   -- unpaired surrogate) then fails that item alone instead of the whole group.
@@ -87,7 +88,11 @@ BEGIN
       END IF;
     EXCEPTION
       WHEN unique_violation THEN
-        GET STACKED DIAGNOSTICS violated = CONSTRAINT_NAME;
+        GET STACKED DIAGNOSTICS violated = CONSTRAINT_NAME, violation = MESSAGE_TEXT;
+        -- Citus passes a worker's error on without its constraint name (revision 2): read it from the message.
+        IF coalesce(violated, '') = '' THEN
+          violated := substring(violation FROM 'unique constraint "([^"]+)"');
+        END IF;
         item_id := NULL;
         SELECT k.request_hash, k.work_batch_id, k.work_item_id INTO previous
           FROM idempotency_keys k WHERE k.company_id = it.company_id AND k.idempotency_key = it.idempotency_key;
