@@ -23,6 +23,7 @@ import type {
   AuthorityRvdmWorkItemCreate,
   EventPage,
   AuthorityRvdmWorkItemCreateBulk,
+  AuthorityRvdmFollowUps,
   AuthorityRvdmWorkItemWithdraw,
   HealthStatus,
   ListEventsQuery,
@@ -84,13 +85,24 @@ interface Answer {
   repeatedAfterNoAnswer: boolean;
 }
 
+/** The operation of each kind of follow-up: AddWorkItem<Kind>. */
+type FollowUpOperation<Kind extends keyof AuthorityRvdmFollowUps> = `AddWorkItem${Capitalize<Kind>}`;
+
+/**
+ * An add for each kind of follow-up the server has (SPEC §15): `addWorkItem<Kind>`. The class
+ * implements it, so a new kind of follow-up is a compile error here until the SDK has its add.
+ */
+export type FollowUpAdds = {
+  [Kind in keyof AuthorityRvdmFollowUps as Uncapitalize<FollowUpOperation<Kind>>]: (body: AuthorityRvdmFollowUps[Kind], options?: AddWorkItemOptions) => Promise<AddWorkItemResult>;
+};
+
 /** A 409 handed back to the caller instead of thrown (see cancelWorkItem). */
 interface Conflict {
   conflict: WorkItemApiError;
   repeatedAfterNoAnswer: boolean;
 }
 
-export class WorkItemClient {
+export class WorkItemClient implements FollowUpAdds {
   private readonly baseUrl: string;
   private readonly fetchImpl: typeof fetch;
   private readonly maxRetries: number;
@@ -149,7 +161,7 @@ export class WorkItemClient {
   }
 
   /** One add under one Idempotency-Key (the caller's, or a new one), kept across the SDK's retries. */
-  private async addOne(operation: "AddWorkItemCreate" | "AddWorkItemChange" | "AddWorkItemWithdraw", body: object, options: AddWorkItemOptions): Promise<AddWorkItemResult> {
+  private async addOne(operation: "AddWorkItemCreate" | FollowUpOperation<keyof AuthorityRvdmFollowUps>, body: object, options: AddWorkItemOptions): Promise<AddWorkItemResult> {
     const idempotencyKey = options.idempotencyKey ?? randomUUID();
     const spec: RequestSpec = { method: "POST", path: `api/AuthorityRvdm/${operation}`, body, headers: { "idempotency-key": idempotencyKey }, auth: true };
     const { response } = await this.send(spec, options);
