@@ -83,8 +83,9 @@ function plainStatements(sql: string): string[] {
  * The pending migrations are applied in one transaction, except one that builds an index
  * CONCURRENTLY: the migrations before it are committed first, it runs statement by statement,
  * and the ones after it get a transaction of their own. The repeatables that changed, and the
- * kinds the schema lacks, are applied at the end of the last transaction, or in one of their own. A session-level advisory lock is
- * held throughout, so processes that start together still take turns.
+ * kinds the schema lacks, are applied at the end of the last transaction, or in one of their
+ * own. A session-level advisory lock is held throughout, so processes that start together still
+ * take turns.
  */
 export async function migrate(pool: Pool, folder = MIGRATIONS, repeatablesFolder = REPEATABLES, kinds: KindLists = KIND_COLUMNS): Promise<void> {
   const migrations = readMigrations(folder);

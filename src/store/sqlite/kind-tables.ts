@@ -1,7 +1,7 @@
 /**
  * SQLite's side of store/kinds.ts: each `kind` column references a table of the kinds it takes
  * (migration 0021), which the migrator fills from the code's lists after the numbered migrations.
- * SQLite cannot alter a CHECK in place, and a table it can add to; the foreign key costs an
+ * SQLite cannot alter a CHECK in place, but a table takes new rows; and the foreign key costs an
  * insert less than the CHECK did (docs/performance-log.md).
  */
 import type Database from "better-sqlite3";
@@ -19,7 +19,11 @@ export function takenKinds(db: Database.Database): TakenKinds {
   return taken;
 }
 
-/** Adds the kinds of `lists` the tables lack, in one IMMEDIATE transaction, and only when some are missing. */
+/**
+ * Adds the kinds of `lists` the tables lack, in one IMMEDIATE transaction; read first outside it,
+ * so that a process that finds none missing (every start but the first of a release) takes no
+ * write lock.
+ */
 export function addMissingKinds(db: Database.Database, lists: KindLists): void {
   if (missingKinds(takenKinds(db), lists).length === 0) return;
   db.transaction(() => {
