@@ -25,7 +25,7 @@ import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import {
-  FOLLOW_UP_PATHS,
+  FOLLOW_UP_WIRE,
   IDEMPOTENCY_KEY_HEADER,
   REGISTRATIONS_PATH,
   type FieldReason,
@@ -262,7 +262,7 @@ export async function startAuthoritySim(settings: AuthoritySimSettings, options:
   };
 
   for (const kind of FOLLOW_UP_KINDS) {
-    app.post(`${REGISTRATIONS_PATH}/:applicationNumber${FOLLOW_UP_PATHS[kind]}`, (request, reply) => counted(() => fileFollowUp(request, reply, kind))());
+    app.post(`${REGISTRATIONS_PATH}/:applicationNumber${FOLLOW_UP_WIRE[kind].path}`, (request, reply) => counted(() => fileFollowUp(request, reply, kind))());
   }
 
   /** A change or a withdrawal of a filed application, once per key (SPEC §15). */

@@ -67,7 +67,7 @@ export interface AuthorityFollowUp {
 
 /**
  * What each kind of follow-up carries besides its key and application number: the body the
- * Authority is sent. A new kind is a compile error here until it has one.
+ * Authority is sent.
  */
 export interface FollowUpPayloads {
   /** The declaration fields to change. */
@@ -171,8 +171,15 @@ export interface RegistrationRequest {
   request: Record<string, unknown>;
 }
 
-/** Where each kind of follow-up is posted, after `…/{applicationNumber}`. */
-export const FOLLOW_UP_PATHS: Record<FollowUpKind, string> = { change: "/changes", withdraw: "/withdrawal" };
+/**
+ * Each kind of follow-up on the wire: where it is posted, after `…/{applicationNumber}`, and its
+ * payload, read from the request the integrator's AddWorkItem<Kind> stored. Keyed by kind, so a
+ * new kind is a compile error here until it has both.
+ */
+export const FOLLOW_UP_WIRE: { [K in FollowUpKind]: { path: string; payloadOf(request: Record<string, unknown>): FollowUpPayloads[K] } } = {
+  change: { path: "/changes", payloadOf: (request) => ({ changes: (request.changes ?? {}) as Record<string, unknown> }) },
+  withdraw: { path: "/withdrawal", payloadOf: (request) => ({ reason: String(request.reason ?? "") }) },
+};
 
 export interface FollowUpAccepted {
   applicationNumber: string;

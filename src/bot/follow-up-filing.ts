@@ -6,7 +6,7 @@
  */
 import { StoreUnavailableError } from "../store/errors.ts";
 import type { DueItem, ItemOutcome } from "../store/store.ts";
-import { idempotencyKeyOf, type AuthorityAdapter, type AuthorityFollowUp, type FollowUpAnswer } from "../authority/protocol.ts";
+import { FOLLOW_UP_WIRE, idempotencyKeyOf, type AuthorityFollowUp, type FollowUpAnswer, type FollowUpCalls } from "../authority/protocol.ts";
 import { itemError, originalClosed } from "../domain/item-errors.ts";
 import { FOLLOW_UP_RULES, type FollowUpKind } from "../domain/work-item-kinds.ts";
 import type { Span } from "../telemetry/spans.ts";
@@ -15,11 +15,11 @@ import { callAboutItem } from "./item-call.ts";
 import { attemptsAfter, failedFiling, finished, giveBack, record, type StepResult } from "./outcomes.ts";
 import type { Pass } from "./pass-state.ts";
 
-/** How each kind of follow-up is filed: the call it makes against its original's application. */
-const FILED_AS: Record<FollowUpKind, (adapter: AuthorityAdapter, followUp: AuthorityFollowUp, request: DueItem["request"], span: Span) => Promise<FollowUpAnswer>> = {
-  change: (adapter, followUp, request, span) => adapter.change({ ...followUp, changes: (request.changes ?? {}) as Record<string, unknown> }, span),
-  withdraw: (adapter, followUp, request, span) => adapter.withdraw({ ...followUp, reason: String(request.reason ?? "") }, span),
-};
+/** A follow-up filed as its kind's call against its original's application, with the payload its kind reads from the stored request. */
+function filedAs<K extends FollowUpKind>(calls: FollowUpCalls, kind: K, followUp: AuthorityFollowUp, request: DueItem["request"], span: Span): Promise<FollowUpAnswer> {
+  const call: FollowUpCalls[K] = calls[kind];
+  return call({ ...followUp, ...FOLLOW_UP_WIRE[kind].payloadOf(request) }, span);
+}
 
 /** Why a change or withdrawal fails without a call, if it does (SPEC §15). */
 function refusedWithoutCall(item: DueItem, kind: FollowUpKind, now: Date): ItemOutcome | undefined {
@@ -43,7 +43,7 @@ export async function fileFollowUp(pass: Pass, item: DueItem, kind: FollowUpKind
   if (!outcome) {
     const followUp = { idempotencyKey: idempotencyKeyOf(item), applicationNumber: item.original!.applicationNumber! };
     try {
-      const answer = await callAboutItem(pass, kind, item, (adapter, span) => FILED_AS[kind](adapter, followUp, item.request, span));
+      const answer = await callAboutItem(pass, kind, item, (adapter, span) => filedAs(adapter, kind, followUp, item.request, span));
       if (answer === BREAKER_OPEN) return giveBack(pass, item);
       outcome =
         answer.kind === "accepted"

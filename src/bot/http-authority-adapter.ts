@@ -16,7 +16,7 @@ import {
   AuthorityTimeoutError,
   AuthorityUnavailableError,
   followUpCalls,
-  FOLLOW_UP_PATHS,
+  FOLLOW_UP_WIRE,
   MISCONFIGURED_STATUSES,
   IDEMPOTENCY_KEY_HEADER,
   REGISTRATIONS_PATH,
@@ -135,7 +135,7 @@ export function createHttpAuthorityAdapter(options: HttpAuthorityOptions): Autho
 
     // Every kind alike: its payload posted to its path under the application.
     ...followUpCalls((kind, { idempotencyKey, applicationNumber, ...payload }, span) =>
-      fileFollowUp(`${url}/${encodeURIComponent(applicationNumber)}${FOLLOW_UP_PATHS[kind]}`, idempotencyKey, payload, span),
+      fileFollowUp(`${url}/${encodeURIComponent(applicationNumber)}${FOLLOW_UP_WIRE[kind].path}`, idempotencyKey, payload, span),
     ),
 
     // Destroyed, not closed: a call that timed out may still wait on its connection, for up to abandonMs.

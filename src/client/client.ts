@@ -12,6 +12,7 @@
  *   a second item.
  */
 import { randomUUID } from "node:crypto";
+import { attempt, type Connection, type RequestSpec } from "./attempt.ts";
 import { errorFromResponse, WorkItemNetworkError, type WorkItemApiError } from "./errors.ts";
 import { EventStream, type EventStreamOptions } from "./event-stream.ts";
 import { backoffDelay, IDEMPOTENCY_IN_FLIGHT_TYPE, parseRetryAfter, RETRYABLE_STATUSES, sleep } from "./retry.ts";
@@ -23,6 +24,7 @@ import type {
   AuthorityRvdmWorkItemCreate,
   EventPage,
   AuthorityRvdmWorkItemCreateBulk,
+  AuthorityRvdmFollowUps,
   AuthorityRvdmWorkItemWithdraw,
   HealthStatus,
   ListEventsQuery,
@@ -68,21 +70,22 @@ export interface AddWorkItemOptions extends CallOptions {
   idempotencyKey?: string;
 }
 
-interface RequestSpec {
-  method: "GET" | "POST" | "DELETE";
-  path: string;
-  query?: Record<string, string | number | undefined>;
-  body?: unknown;
-  headers?: Record<string, string>;
-  /** Send the bearer token (every route but login and the operator routes). */
-  auth: boolean;
-}
-
 interface Answer {
   response: Response;
   /** True when an earlier attempt got no answer: it may have taken effect. */
   repeatedAfterNoAnswer: boolean;
 }
+
+/** The operation of each kind of follow-up: AddWorkItem<Kind>. */
+type FollowUpOperation<Kind extends keyof AuthorityRvdmFollowUps> = `AddWorkItem${Capitalize<Kind>}`;
+
+/**
+ * An add for each kind of follow-up the server has (SPEC §15): `addWorkItem<Kind>`. The class
+ * implements it, so a new kind of follow-up is a compile error here until the SDK has its add.
+ */
+export type FollowUpAdds = {
+  [Kind in keyof AuthorityRvdmFollowUps as Uncapitalize<FollowUpOperation<Kind>>]: (body: AuthorityRvdmFollowUps[Kind], options?: AddWorkItemOptions) => Promise<AddWorkItemResult>;
+};
 
 /** A 409 handed back to the caller instead of thrown (see cancelWorkItem). */
 interface Conflict {
@@ -90,26 +93,23 @@ interface Conflict {
   repeatedAfterNoAnswer: boolean;
 }
 
-export class WorkItemClient {
-  private readonly baseUrl: string;
-  private readonly fetchImpl: typeof fetch;
+export class WorkItemClient implements FollowUpAdds {
   private readonly maxRetries: number;
   private readonly retryBaseDelayMs: number;
   private readonly retryMaxDelayMs: number;
   private readonly maxRetryAfterMs: number;
-  private readonly timeoutMs: number;
+  private readonly connection: Connection;
   private readonly tokens: TokenCache;
 
   constructor(private readonly options: WorkItemClientOptions) {
     if (!options.baseUrl) throw new TypeError("WorkItemClient: baseUrl is required");
     if (!options.apiKey || !options.secret) throw new TypeError("WorkItemClient: apiKey and secret are required");
-    this.baseUrl = options.baseUrl.endsWith("/") ? options.baseUrl : `${options.baseUrl}/`;
-    this.fetchImpl = options.fetch ?? globalThis.fetch;
+    const baseUrl = options.baseUrl.endsWith("/") ? options.baseUrl : `${options.baseUrl}/`;
     this.maxRetries = options.maxRetries ?? 4;
     this.retryBaseDelayMs = options.retryBaseDelayMs ?? 250;
     this.retryMaxDelayMs = options.retryMaxDelayMs ?? 8000;
     this.maxRetryAfterMs = options.maxRetryAfterMs ?? 60_000;
-    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.connection = { baseUrl, fetch: options.fetch ?? globalThis.fetch, timeoutMs: options.timeoutMs ?? 30_000 };
     this.tokens = new TokenCache(() => this.login(), options.refreshMarginMs ?? 30_000);
   }
 
@@ -149,7 +149,7 @@ export class WorkItemClient {
   }
 
   /** One add under one Idempotency-Key (the caller's, or a new one), kept across the SDK's retries. */
-  private async addOne(operation: "AddWorkItemCreate" | "AddWorkItemChange" | "AddWorkItemWithdraw", body: object, options: AddWorkItemOptions): Promise<AddWorkItemResult> {
+  private async addOne(operation: "AddWorkItemCreate" | FollowUpOperation<keyof AuthorityRvdmFollowUps>, body: object, options: AddWorkItemOptions): Promise<AddWorkItemResult> {
     const idempotencyKey = options.idempotencyKey ?? randomUUID();
     const spec: RequestSpec = { method: "POST", path: `api/AuthorityRvdm/${operation}`, body, headers: { "idempotency-key": idempotencyKey }, auth: true };
     const { response } = await this.send(spec, options);
@@ -291,7 +291,7 @@ export class WorkItemClient {
       const token = spec.auth ? await this.tokens.get() : undefined;
       let response: Response;
       try {
-        response = await this.attempt(spec, token, options.signal);
+        response = await attempt(this.connection, spec, token, options.signal);
       } catch (error) {
         if (options.signal?.aborted) throw options.signal.reason;
         if (retries >= this.maxRetries) throw new WorkItemNetworkError(spec.method, shownPath, retries + 1, error);
@@ -319,38 +319,6 @@ export class WorkItemClient {
       }
       if (response.status === 409 && flags.returnConflict && !retryable) return { conflict: error, repeatedAfterNoAnswer };
       throw error;
-    }
-  }
-
-  private async attempt(spec: RequestSpec, token: string | undefined, signal: AbortSignal | undefined): Promise<Response> {
-    const url = new URL(spec.path, this.baseUrl);
-    for (const [name, value] of Object.entries(spec.query ?? {})) {
-      if (value !== undefined) url.searchParams.set(name, String(value));
-    }
-    const headers: Record<string, string> = { accept: "application/json, text/plain;q=0.9, application/problem+json;q=0.8", ...spec.headers };
-    if (token !== undefined) headers.authorization = `Bearer ${token}`;
-    if (spec.body !== undefined) headers["content-type"] = "application/json";
-    // A plain timer, which the event loop holds until it fires: AbortSignal.timeout() inside
-    // AbortSignal.any() can be garbage-collected first, and the call then never times out.
-    const attempt = new AbortController();
-    const timer = setTimeout(() => attempt.abort(new DOMException(`The operation was aborted due to timeout (${this.timeoutMs} ms)`, "TimeoutError")), this.timeoutMs);
-    const stop = () => attempt.abort(signal?.reason);
-    if (signal?.aborted) stop();
-    signal?.addEventListener("abort", stop, { once: true });
-    try {
-      const response = await this.fetchImpl(url, {
-        method: spec.method,
-        headers,
-        body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
-        signal: attempt.signal,
-      });
-      // The timeout covers the whole answer, its last byte included, so the body is read here,
-      // while the timer holds; every answer of this API is small.
-      const body = await response.arrayBuffer();
-      return new Response(body.byteLength === 0 ? null : body, { status: response.status, statusText: response.statusText, headers: response.headers });
-    } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", stop);
     }
   }
 }

@@ -12,8 +12,7 @@ import type {
   WorkItemView as WorkItemViewSchema,
 } from "../domain/views.ts";
 import type { AuthorityRvdmWorkItemCreate as WorkItemCreateSchema } from "../surfaces/authority-rvdm/add-work-item-create.ts";
-import type { AuthorityRvdmWorkItemChange as WorkItemChangeSchema } from "../surfaces/authority-rvdm/add-work-item-change.ts";
-import type { AuthorityRvdmWorkItemWithdraw as WorkItemWithdrawSchema } from "../surfaces/authority-rvdm/add-work-item-withdraw.ts";
+import type { AuthorityRvdmFollowUps as FollowUpBodies } from "../surfaces/authority-rvdm/follow-ups.ts";
 import type {
   AuthorityRvdmWorkItemCreateBulk as WorkItemCreateBulkSchema,
   WorkItemBulkAdded as WorkItemBulkAddedSchema,
@@ -39,10 +38,12 @@ export type Credentials = Static<typeof CredentialsSchema>;
 export type TokenResponse = Static<typeof TokenResponseSchema>;
 /** Body of POST /api/AuthorityRvdm/AddWorkItemCreate. */
 export type AuthorityRvdmWorkItemCreate = Static<typeof WorkItemCreateSchema>;
+/** Body of POST /api/AuthorityRvdm/AddWorkItem<Kind> for each kind of follow-up (SPEC §15), by kind. */
+export type AuthorityRvdmFollowUps = FollowUpBodies;
 /** Body of POST /api/AuthorityRvdm/AddWorkItemChange (SPEC §15). */
-export type AuthorityRvdmWorkItemChange = Static<typeof WorkItemChangeSchema>;
+export type AuthorityRvdmWorkItemChange = AuthorityRvdmFollowUps["change"];
 /** Body of POST /api/AuthorityRvdm/AddWorkItemWithdraw (SPEC §15). */
-export type AuthorityRvdmWorkItemWithdraw = Static<typeof WorkItemWithdrawSchema>;
+export type AuthorityRvdmWorkItemWithdraw = AuthorityRvdmFollowUps["withdraw"];
 /** Answer of POST /api/AuthorityRvdm/AddWorkItemCreate, …Change and …Withdraw. */
 export type BatchKey = Static<typeof BatchKeySchema>;
 /** Body of POST /api/AuthorityRvdm/AddWorkItemCreateBulk: 1–1,000 items, and `allOrNothing`. */

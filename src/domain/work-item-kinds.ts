@@ -4,10 +4,9 @@
  * original filed, and its success changes that original.
  *
  * Every layer keeps what it does per kind in a table keyed by these names (a `Record<FollowUpKind,
- * …>`), and every list of kinds (timeline entries, history entries, authority calls) is derived
- * from them, so a new kind is a compile error in each place that must learn it;
- * docs/architecture.md lists them. The database's `kind` CHECKs are compared with these lists by
- * test/store/work-item-kinds.test.ts.
+ * …>`), and every list of kinds (timeline entries, history entries, authority calls, the kinds the
+ * database takes) is derived from them, so a new kind is a compile error in each place that must
+ * learn it; docs/architecture.md lists them.
  */
 
 export const FOLLOW_UP_KINDS = ["change", "withdraw"] as const;

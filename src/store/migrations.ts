@@ -2,7 +2,7 @@
  * Numbered plain-SQL migrations (`0001_initial.sql`, `0002_….sql`), one folder per backend.
  * Each backend applies the ones it has not recorded yet, in order, each in a transaction.
  * PostgreSQL also has repeatable definitions of its functions (postgres/repeatables.ts), applied
- * after them when they changed.
+ * after them when they changed; and each store then takes the kinds the code names (kinds.ts).
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -54,6 +54,14 @@ export interface SchemaStatus {
   unknown: AppliedMigration[];
   /** PostgreSQL's repeatable definitions; none on SQLite. */
   repeatables?: RepeatableStatus[];
+  /** The kinds this version writes that the schema does not take yet (kinds.ts): the migrator adds them. */
+  missingKinds?: MissingKinds[];
+}
+
+/** A `kind` column the schema does not let take some of the kinds this version writes. */
+export interface MissingKinds {
+  table: string;
+  kinds: string[];
 }
 
 /** How a process treats migrations when it opens the store. */
@@ -68,6 +76,8 @@ export type MigrationMode =
 export const migrationLabel = (migration: { version: number; name: string }) => `${String(migration.version).padStart(4, "0")}_${migration.name}`;
 
 export const repeatableLabel = (repeatable: { name: string; revision: number }) => `${repeatable.name} (repeatable, revision ${repeatable.revision})`;
+
+export const missingKindsLabel = (missing: MissingKinds) => `the kinds ${missing.kinds.join(", ")} of ${missing.table}`;
 
 export function schemaStatus(known: Migration[], applied: AppliedMigration[]): SchemaStatus {
   const appliedVersions = new Set(applied.map((migration) => migration.version));
@@ -85,10 +95,10 @@ export class SchemaBehindError extends Error {
   constructor(
     readonly pending: SchemaStatus["pending"],
     readonly pendingRepeatables: RepeatableStatus[] = [],
+    readonly missingKinds: MissingKinds[] = [],
   ) {
     const labels = [...pending.map(migrationLabel), ...pendingRepeatables.map(repeatableLabel)];
-    super(
-      `the schema lacks ${labels.length === 1 ? "migration" : `${labels.length} migrations`} ${labels.join(", ")} that this version needs: run \`npm run -s cli -- db migrate\` (MIGRATE_ON_START=false)`,
-    );
+    const lacks = [...(labels.length === 0 ? [] : [`${labels.length === 1 ? "migration" : `${labels.length} migrations`} ${labels.join(", ")}`]), ...missingKinds.map(missingKindsLabel)];
+    super(`the schema lacks ${lacks.join(", ")} that this version needs: run \`npm run -s cli -- db migrate\` (MIGRATE_ON_START=false)`);
   }
 }

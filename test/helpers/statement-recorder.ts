@@ -30,6 +30,8 @@ const NOT_TENANT_DATA = [
   // placement of the tables an upgrade made (src/store/postgres/distribution.ts).
   /^SELECT 1 FROM pg_extension WHERE extname = 'citus'$|^SET LOCAL citus\.|^SELECT current_schema\(\) AS schema$|\bpg_dist_partition\b|^SELECT relname FROM pg_class\b|^SELECT create_(?:distributed|reference)_table\(/,
   /^\s*(CREATE|ALTER|DROP)\s/i,
+  // The migrator's reads and additions of the kinds each `kind` column takes (src/store/kinds.ts).
+  /\bpg_get_constraintdef\(|^SELECT name FROM sqlite_master WHERE type = 'table'$|^(?:SELECT kind FROM|INSERT INTO) work_item(?:_history)?_kinds\b/,
   /^SELECT 1;?$/,
   /signing_secrets/,
   // The circuit breaker guards the authority for every company at once (SPEC §10).

@@ -1,4 +1,4 @@
-import { migrationLabel, repeatableLabel } from "../../store/migrations.ts";
+import { migrationLabel, missingKindsLabel, repeatableLabel, type MissingKinds } from "../../store/migrations.ts";
 import type { DistributionResult, PlacementStep } from "../../store/postgres/distribution.ts";
 import type { SchemaStatus, StoreIdentity } from "../../store/store.ts";
 import type { RestoreResult } from "../../store/sqlite/restore.ts";
@@ -46,7 +46,11 @@ export const dbDistribute: Command = {
 };
 
 const statusLine = (status: SchemaStatus) => {
-  const pending = [...status.pending.map(migrationLabel), ...(status.repeatables ?? []).filter((repeatable) => repeatable.state === "pending").map(repeatableLabel)];
+  const pending = [
+    ...status.pending.map(migrationLabel),
+    ...(status.repeatables ?? []).filter((repeatable) => repeatable.state === "pending").map(repeatableLabel),
+    ...(status.missingKinds ?? []).map(missingKindsLabel),
+  ];
   return [
     `${status.applied.length} applied`,
     pending.length === 0 ? "none pending" : `${pending.length} pending (${pending.join(", ")}): run db migrate`,
@@ -79,9 +83,17 @@ export const dbStatus: Command = {
     for (const repeatable of status.repeatables ?? []) {
       lines.push(`${repeatable.state.padEnd(7)}  ${repeatableLabel(repeatable)}${repeatable.appliedAt === null ? "" : `  ${repeatable.appliedAt}`}`);
     }
+    lines.push(...(status.missingKinds ?? []).map((missing) => `pending  ${missingKindsLabel(missing)}`));
     return [...identity, ...lines, statusLine(status)].join("\n");
   },
 };
+
+interface MigrateResult {
+  appliedNow: Array<{ version: number; name: string }>;
+  /** The kinds the schema lacked, which the migrator added after the migrations. */
+  kindsAddedNow: MissingKinds[];
+  status: SchemaStatus;
+}
 
 export const dbMigrate: Command = {
   name: "db migrate",
@@ -89,16 +101,17 @@ export const dbMigrate: Command = {
   summary: "apply the pending migrations and exit (with MIGRATE_ON_START=false, the step before starting a new release)",
   options: {},
   migrations: "ignore",
-  async run({ store, flags }): Promise<{ appliedNow: Array<{ version: number; name: string }>; status: SchemaStatus }> {
+  async run({ store, flags }): Promise<MigrateResult> {
     const before = await store.schemaStatus();
     if (flags.json !== true && before.pending.length > 0) process.stdout.write(`applying ${before.pending.map(migrationLabel).join(", ")}\n`);
     const status = await store.migrate();
     const stillPending = new Set(status.pending.map((migration) => migration.version));
-    return { appliedNow: before.pending.filter((migration) => !stillPending.has(migration.version)), status };
+    return { appliedNow: before.pending.filter((migration) => !stillPending.has(migration.version)), kindsAddedNow: before.missingKinds ?? [], status };
   },
   human: (result) => {
-    const { appliedNow, status } = result as { appliedNow: Array<{ version: number; name: string }>; status: SchemaStatus };
-    return `${appliedNow.length === 0 ? "Nothing to apply" : `Applied ${appliedNow.map(migrationLabel).join(", ")}`}. ${statusLine(status)}.`;
+    const { appliedNow, kindsAddedNow, status } = result as MigrateResult;
+    const applied = [...appliedNow.map(migrationLabel), ...kindsAddedNow.map(missingKindsLabel)];
+    return `${applied.length === 0 ? "Nothing to apply" : `Applied ${applied.join(", ")}`}. ${statusLine(status)}.`;
   },
 };
 

@@ -34,8 +34,8 @@ import { FILING_QUEUE_SQL } from "./sql-filing-queue.ts";
 import { TRANSITION_SQL } from "./sql-transition.ts";
 
 /**
- * The kinds of history entry, as work_item_history's `kind` CHECK names them (a test compares the
- * two): a follow-up's kind on its original, about one of its changes or its withdrawal.
+ * The kinds of history entry, which work_item_history's `kind` takes (store/kinds.ts): a
+ * follow-up's kind on its original, about one of its changes or its withdrawal.
  */
 export const HISTORY_KINDS = ["status", "attempt", "operator", ...FOLLOW_UP_KINDS] as const;
 

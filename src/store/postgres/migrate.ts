@@ -5,12 +5,15 @@
  * same moment queue on the lock, and the ones that follow find everything applied. The lock is per schema, so test schemas in one database do not wait for
  * each other. On a schema distributed with Citus, tables the upgrade created are placed in the
  * same transaction (docs/scaling.md §3.4). The repeatable definitions of ./repeatable/ that
- * changed follow the numbered migrations, in their transaction (repeatables.ts).
+ * changed follow the numbered migrations, in their transaction (repeatables.ts), and then the kind
+ * CHECKs are widened to the kinds the code names (kind-checks.ts).
  */
 import type { Pool, PoolClient } from "pg";
+import { KIND_COLUMNS, missingKinds, type KindLists } from "../kinds.ts";
 import { readMigrations, schemaStatus, type AppliedMigration, type Migration, type SchemaStatus } from "../migrations.ts";
 import { placeNewTables } from "./distribution.ts";
 import { storeError } from "./errors.ts";
+import { takenKinds, widenKindCheck } from "./kind-checks.ts";
 import {
   applyRepeatables,
   CREATE_REPEATABLES_RECORD,
@@ -31,21 +34,27 @@ const MIGRATIONS = new URL("./migrations/", import.meta.url);
 /** How often a process that waits for another's migrations asks for the lock again. */
 const LOCK_RETRY_MS = 100;
 
-/** The schema's migrations and repeatables against the ones this version knows; none applied when the schema has no record yet. */
-export async function migrationStatus(pool: Pool, folder = MIGRATIONS, repeatablesFolder = REPEATABLES): Promise<SchemaStatus> {
+/** The schema's migrations, repeatables and kinds against the ones this version knows; none applied when the schema has no record yet. */
+export async function migrationStatus(pool: Pool, folder = MIGRATIONS, repeatablesFolder = REPEATABLES, kinds: KindLists = KIND_COLUMNS): Promise<SchemaStatus> {
   let rows: Array<{ version: number; name: string; applied_at: Date }>;
   let recordedRepeatables: RecordedRepeatable[];
+  let missing: SchemaStatus["missingKinds"];
   try {
     const records = await pool.query<{ migrations: boolean; repeatables: boolean }>(
       "SELECT to_regclass('schema_migrations') IS NOT NULL AS migrations, to_regclass('schema_repeatables') IS NOT NULL AS repeatables",
     );
     rows = records.rows[0]?.migrations ? (await pool.query("SELECT version, name, applied_at FROM schema_migrations ORDER BY version")).rows : [];
     recordedRepeatables = records.rows[0]?.repeatables ? (await pool.query(READ_REPEATABLES)).rows.map(toRecorded) : [];
+    missing = missingKinds(await takenKinds(pool), kinds);
   } catch (error) {
     throw storeError(error, "PostgreSQL does not answer; cannot read the schema's migrations");
   }
   const applied = rows.map((row): AppliedMigration => ({ version: Number(row.version), name: row.name, appliedAt: new Date(row.applied_at).toISOString() }));
-  return { ...schemaStatus(readMigrations(folder), applied), repeatables: repeatableStatus(readRepeatables(repeatablesFolder), recordedRepeatables) };
+  return {
+    ...schemaStatus(readMigrations(folder), applied),
+    repeatables: repeatableStatus(readRepeatables(repeatablesFolder), recordedRepeatables),
+    missingKinds: missing,
+  };
 }
 
 /**
@@ -68,15 +77,17 @@ function plainStatements(sql: string): string[] {
 }
 
 /**
- * `folder`: the migrations to apply (tests give a copy with one more).
+ * `folder`: the migrations to apply (tests give a copy with one more); `kinds`: the kinds the
+ * schema must take (tests give longer lists).
  *
  * The pending migrations are applied in one transaction, except one that builds an index
  * CONCURRENTLY: the migrations before it are committed first, it runs statement by statement,
- * and the ones after it get a transaction of their own. The repeatables that changed are applied
- * at the end of the last transaction, or in one of their own. A session-level advisory lock is
- * held throughout, so processes that start together still take turns.
+ * and the ones after it get a transaction of their own. The repeatables that changed, and the
+ * kinds the schema lacks, are applied at the end of the last transaction, or in one of their
+ * own. A session-level advisory lock is held throughout, so processes that start together still
+ * take turns.
  */
-export async function migrate(pool: Pool, folder = MIGRATIONS, repeatablesFolder = REPEATABLES): Promise<void> {
+export async function migrate(pool: Pool, folder = MIGRATIONS, repeatablesFolder = REPEATABLES, kinds: KindLists = KIND_COLUMNS): Promise<void> {
   const migrations = readMigrations(folder);
   const repeatables = readRepeatables(repeatablesFolder);
   let client;
@@ -104,9 +115,10 @@ export async function migrate(pool: Pool, folder = MIGRATIONS, repeatablesFolder
       const last = steps.at(-1);
       for (const step of steps) {
         if (step.concurrent) await applyOutsideTransaction(client, step.migrations[0]!);
-        else await applyInTransaction(client, step.migrations, citus, step === last ? due : []);
+        else await applyInTransaction(client, step.migrations, citus, step === last ? { repeatables: due, kinds } : undefined);
       }
-      if (due.length > 0 && (last === undefined || last.concurrent)) await applyInTransaction(client, [], citus, due);
+      const behind = due.length > 0 || missingKinds(await takenKinds(client), kinds).length > 0;
+      if (behind && (last === undefined || last.concurrent)) await applyInTransaction(client, [], citus, { repeatables: due, kinds });
     } finally {
       // A broken connection takes its session's lock with it.
       await client.query(`SELECT pg_advisory_unlock(${lockKey})`, [MIGRATION_LOCK_CLASS]).catch(() => undefined);
@@ -147,8 +159,8 @@ function inSteps(pending: Migration[]): Array<{ concurrent: boolean; migrations:
 
 const RECORD = "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, now())";
 
-/** The migrations, then the repeatables, in one transaction. */
-async function applyInTransaction(client: PoolClient, migrations: Migration[], citus: boolean, repeatables: Repeatable[]): Promise<void> {
+/** The migrations, then (after the last ones) the repeatables and the kinds, in one transaction. */
+async function applyInTransaction(client: PoolClient, migrations: Migration[], citus: boolean, last?: { repeatables: Repeatable[]; kinds: KindLists }): Promise<void> {
   await client.query("BEGIN");
   try {
     if (citus) {
@@ -161,7 +173,11 @@ async function applyInTransaction(client: PoolClient, migrations: Migration[], c
       await client.query(migration.sql);
       await client.query(RECORD, [migration.version, migration.name]);
     }
-    await applyRepeatables(client, repeatables);
+    if (last) {
+      await applyRepeatables(client, last.repeatables);
+      const taken = await takenKinds(client);
+      for (const { table, kinds } of missingKinds(taken, last.kinds)) await widenKindCheck(client, table, taken[table]!, kinds);
+    }
     if (citus) await placeNewTables(client);
     await client.query("COMMIT");
   } catch (error) {

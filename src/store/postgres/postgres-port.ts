@@ -81,9 +81,9 @@ export class PostgresPort implements DatabasePort {
     try {
       if (mode === "apply") await migrate(pool);
       if (mode === "require") {
-        const { pending, repeatables = [] } = await migrationStatus(pool);
+        const { pending, repeatables = [], missingKinds = [] } = await migrationStatus(pool);
         const pendingRepeatables = repeatables.filter((repeatable) => repeatable.state === "pending");
-        if (pending.length > 0 || pendingRepeatables.length > 0) throw new SchemaBehindError(pending, pendingRepeatables);
+        if (pending.length > 0 || pendingRepeatables.length > 0 || missingKinds.length > 0) throw new SchemaBehindError(pending, pendingRepeatables, missingKinds);
       }
       if (mode !== "ignore") await followDatabaseIdentity(pool);
       await requireReadCommitted(pool);

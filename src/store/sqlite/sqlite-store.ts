@@ -9,11 +9,13 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { createSqlStore } from "../core/create-store.ts";
+import { KIND_COLUMNS, missingKinds, type KindLists } from "../kinds.ts";
 import { readMigrations, SchemaBehindError, schemaStatus, type AppliedMigration, type MigrationMode, type SchemaStatus } from "../migrations.ts";
 import type { ServerKeyName, Store } from "../store.ts";
 import { toStoreError } from "./driver-errors.ts";
 import { prepareStoreFiles } from "./file-modes.ts";
 import { IntakeWriter } from "./intake-writer.ts";
+import { addMissingKinds, takenKinds } from "./kind-tables.ts";
 import { applyConnectionPragmas } from "./pragmas.ts";
 import { SQLITE_FLAGS, SqlitePort } from "./sqlite-port.ts";
 
@@ -37,10 +39,10 @@ export function openSqliteStore(path: string, options: { migrations?: MigrationM
   } catch (error) {
     throw toStoreError(error);
   }
-  const pending = mode === "require" ? statusOf(db).pending : [];
-  if (pending.length > 0) {
+  const { pending, missingKinds: missing = [] } = mode === "require" ? statusOf(db) : { pending: [] };
+  if (pending.length > 0 || missing.length > 0) {
     db.close();
-    throw new SchemaBehindError(pending);
+    throw new SchemaBehindError(pending, [], missing);
   }
   const port = new SqlitePort(db);
   const intake = new IntakeWriter(path);
@@ -91,11 +93,14 @@ function statusOf(db: Database.Database): SchemaStatus {
         (row): AppliedMigration => ({ version: row.version, name: row.name, appliedAt: row.applied_at }),
       )
     : [];
-  return schemaStatus(readMigrations(MIGRATIONS), applied);
+  return { ...schemaStatus(readMigrations(MIGRATIONS), applied), missingKinds: missingKinds(takenKinds(db)) };
 }
 
-/** Brings the schema of an open SQLite store up to this version's: the pending migrations, one IMMEDIATE transaction each. */
-export function migrate(db: Database.Database): void {
+/**
+ * Brings the schema of an open SQLite store up to this version's: the pending migrations, one
+ * IMMEDIATE transaction each, then the kinds it lacks (`kinds`: tests give longer lists).
+ */
+export function migrate(db: Database.Database, kinds: KindLists = KIND_COLUMNS): void {
   db.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)");
   // A migration may rebuild a table other tables refer to, which SQLite allows only with foreign
   // keys off (the switch is a no-op inside a transaction); each checks them before it commits.
@@ -115,4 +120,5 @@ export function migrate(db: Database.Database): void {
   } finally {
     db.pragma("foreign_keys = ON");
   }
+  addMissingKinds(db, kinds);
 }
