@@ -35,7 +35,7 @@
  *   page            listAllWorkItems, newest first, 50 items: the WorkItems page
  *   status=Failed   the same with status Failed
  *   companyId       the same for one company (companies spread over all of them)
- *   deep page       a page of 50 from a cursor (beforeWorkItemId spread over all items)
+ *   deep page       a page of 50 from a cursor (a position spread over all items)
  *
  * Targets (SPEC §12): overview p95 ≤ 100 ms, a WorkItems page p95 ≤ 50 ms. The measuring loop
  * (`sample`) only knows a probe as a function to call; the HTTP probes then time the same reads
@@ -147,12 +147,12 @@ function storeProbes(store: Store, p: Plan): Probe[] {
     page("WorkItems status=Failed", () => ({ status: "Failed", limit: PAGE_SIZE }), (items) => newestFirst(items) ?? (items.every((item) => item.status === "Failed") ? undefined : "an item not Failed")),
     page(
       "WorkItems companyId",
-      (i) => ({ companyId: spread(i, 97, p.companies), limit: PAGE_SIZE }),
+      (i) => ({ companyIds: [spread(i, 97, p.companies)], limit: PAGE_SIZE }),
       (items, i) => newestFirst(items) ?? (items.every((item) => item.companyId === spread(i, 97, p.companies)) ? undefined : "an item of another company"),
     ),
     page(
       "WorkItems deep page (cursor)",
-      (i) => ({ beforeWorkItemId: spread(i, 199, p.items - PAGE_SIZE) + PAGE_SIZE, limit: PAGE_SIZE }),
+      (i) => ({ after: { order: "newest", workItemId: spread(i, 199, p.items - PAGE_SIZE) + PAGE_SIZE }, limit: PAGE_SIZE }),
       (items, i) => newestFirst(items) ?? (items[0]!.workItemId === spread(i, 199, p.items - PAGE_SIZE) + PAGE_SIZE - 1 ? undefined : "does not start right below the cursor"),
     ),
   ];

@@ -8,12 +8,8 @@ import { html, type Html } from "./html.ts";
 
 export type CompanyNames = ReadonlyMap<number, string>;
 
-/** The names of the companies on one page: a page shows at most 50 rows, so few distinct companies. */
-export async function companyNames(store: Store, companyIds: Iterable<number>): Promise<CompanyNames> {
-  const ids = [...new Set(companyIds)];
-  const companies = await Promise.all(ids.map((companyId) => store.getCompany(companyId)));
-  return new Map(companies.flatMap((company) => (company ? [[company.companyId, company.name] as const] : [])));
-}
+/** The names of the companies on one page. */
+export const companyNames = (store: Store, companyIds: Iterable<number>): Promise<CompanyNames> => store.companyNames([...companyIds]);
 
 /** "Acme Dairy #42": the name people know, and the number the CLI and the API take. */
 export function companyLabel(companyId: number, names: CompanyNames): Html {

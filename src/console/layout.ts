@@ -1,15 +1,17 @@
 /** The frame every console page shares: head, skip link, navigation, sign-out, and the small formatters the pages use. */
+import type { DueCalendar } from "../domain/due.ts";
 import type { Operator } from "../store/store.ts";
 import { REASON_MAX_LENGTH } from "../operators/roles.ts";
 import { html, type Html, type Interpolation } from "./html.ts";
 
 export type NavSection = "overview" | "work-items" | "webhook-deliveries" | "audit" | "none";
 
-/** Who is looking, the CSRF token their forms carry, and the time zone they read times in (CONSOLE_TZ). */
+/** Who is looking, the CSRF token their forms carry, the time zone they read times in (CONSOLE_TZ), and where "today" is reckoned. */
 export interface Viewer {
   operator: Operator;
   csrfToken: string;
   timeZone: string;
+  calendar: DueCalendar;
 }
 
 const NAV: ReadonlyArray<{ section: NavSection; href: string; label: string }> = [

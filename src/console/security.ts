@@ -11,7 +11,8 @@ import { ApiError } from "../errors.ts";
 import { unstorableText, unstorableTextError } from "../http/storable-text.ts";
 import { serverKey } from "../lib/server-keys.ts";
 import { actionBy, mayAct, REASON_MAX_LENGTH } from "../operators/roles.ts";
-import type { Operator, OperatorAction } from "../store/store.ts";
+import { dueCalendarOf } from "../operators/work-item-list.ts";
+import type { OperatorAction } from "../store/store.ts";
 import type { Viewer } from "./layout.ts";
 
 export const SESSION_COOKIE = "console_session";
@@ -34,7 +35,7 @@ const CONTENT_SECURITY_POLICY = [
 
 export const sessionCookieOptions = { path: COOKIE_PATH, httpOnly: true, sameSite: "strict", secure: "auto" } as const;
 
-const signedIn = new WeakMap<FastifyRequest, { operator: Operator; timeZone: string }>();
+const signedIn = new WeakMap<FastifyRequest, Omit<Viewer, "csrfToken">>();
 
 /** Cookies, CSRF, the form parser, the cross-site check and the security headers, for the console's scope only. */
 export async function installConsoleSecurity(app: FastifyInstance, ctx: AppContext): Promise<void> {
@@ -119,7 +120,7 @@ export function requireSession(ctx: AppContext) {
       await reply.redirect("/console/login", 303);
       return;
     }
-    signedIn.set(request, { operator, timeZone: ctx.config.consoleTimeZone });
+    signedIn.set(request, { operator, timeZone: ctx.config.consoleTimeZone, calendar: dueCalendarOf(ctx.config) });
   };
 }
 

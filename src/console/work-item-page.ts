@@ -13,6 +13,7 @@ import { mayAct } from "../operators/roles.ts";
 import type { OperatorItemOutcome, OperatorWorkItemView, TimelineEntry } from "../store/store.ts";
 import { companyLabel, companyNames, type CompanyNames } from "./company-names.ts";
 import { deadlineBadge } from "./deadline-mark.ts";
+import { deadlineMark } from "../domain/due.ts";
 import { html, queryString, type Html } from "./html.ts";
 import { confirmationNotice, csrfField, page, reasonField, statusBadge, time, type Viewer } from "./layout.ts";
 import { positiveInteger, queryFields } from "./params.ts";
@@ -50,7 +51,7 @@ ${row("Transient failures", item.attempts)}
 ${row("Application number", item.authority.applicationNumber)}
 ${row("Registration number", registrationOf(item)?.registrationNumber ?? item.authority.registrationNumber)}
 ${row("Transport date", at(transportDate(item)))}
-${row("Deadline", html`${at(item.deadlineAt)}${deadlineBadge(item, now, viewer.timeZone)}`)}
+${row("Deadline", html`${at(item.deadlineAt)}${deadlineBadge(deadlineMark(item, now, viewer.calendar))}`)}
 ${row("Created", at(item.createdAt))}
 ${row("Updated", at(item.updatedAt))}
 ${row("Completed", at(item.completedAt))}
@@ -138,7 +139,7 @@ export function registerWorkItemPage(app: FastifyInstance, ctx: AppContext): voi
     const now = new Date();
     const done = queryFields(request.query, WORK_ITEM_QUERY).done;
     const body = html`${confirmationNotice(done === "retried" ? "Retried: the item is New again in its company's open batch." : done === "cancelled" ? "Cancelled: the item will not be filed." : undefined)}
-<p class="muted">Work item ${item.workItemId} of company ${companyLabel(item.companyId, names)}: ${statusBadge(item.status)}${deadlineBadge(item, now, viewer.timeZone)}</p>
+<p class="muted">Work item ${item.workItemId} of company ${companyLabel(item.companyId, names)}: ${statusBadge(item.status)}${deadlineBadge(deadlineMark(item, now, viewer.calendar))}</p>
 ${whyItFailed(item)}
 <section aria-labelledby="details-heading"><h2 id="details-heading">Details</h2>${facts(item, viewer, now, names)}</section>
 ${actions(item, viewer)}

@@ -165,6 +165,9 @@ function isWorkingDay(day: CalendarDay, country: string): boolean {
   return weekday !== 0 && weekday !== 6 && !publicHolidays(country, day.year).has(isoDay(day));
 }
 
+/** Whether the calendar day `instant` falls on in `timeZone` is a working day: Monday to Friday and no public holiday of `country`. */
+export const isWorkingDayAt = (instant: Date, timeZone: string, country: string): boolean => isWorkingDay(calendarDayIn(instant.getTime(), timeZone), country);
+
 /** An ISO 8601 date-time as an instant; one without an offset is UTC (SPEC §11.5), not local time as Date.parse would read it. */
 export function utcInstant(dateTime: string): number {
   return Date.parse(/(Z|[+-]\d\d:?\d\d)$/i.test(dateTime) ? dateTime : `${dateTime}Z`);

@@ -30,6 +30,8 @@ export interface Dialect {
   readonly byteOrder: string;
   /** An index hint after a table name, where the planner needs one: ` INDEXED BY <name>` or nothing. */
   indexedBy(index: string): string;
+  /** After a table name: read it by its key alone, no index, where a range of ids must bound the read: ` NOT INDEXED` or nothing. */
+  readonly notIndexed: string;
   /** A top-level field of a JSON column, as text. */
   jsonText(column: string, field: string): string;
   /** The whole hours since 1970 of a timestamp column, an integer: the hour it falls in, whatever the session's time zone. */

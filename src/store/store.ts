@@ -21,7 +21,8 @@
  * accounts (companies and keys), work-items (adds and reads), follow-ups (changes and
  * withdrawals), filing-queue (what the bot claims), outcomes (what its calls made of items),
  * capacity (the authority's slots), breaker (its circuit breaker), webhooks, events (the feed),
- * operators (their accounts), operator-reads and operator-actions (what operators read and do).
+ * operators (their accounts), operator-reads, operator-items and operator-actions (what operators
+ * read, list and do).
  * Import them from here.
  */
 import type { SchemaStatus } from "./migrations.ts";
@@ -32,6 +33,7 @@ import type { EventsStore } from "./types/events.ts";
 import type { FilingQueueStore } from "./types/filing-queue.ts";
 import type { FollowUpsStore } from "./types/follow-ups.ts";
 import type { OperatorActionsStore } from "./types/operator-actions.ts";
+import type { OperatorItemsStore } from "./types/operator-items.ts";
 import type { OperatorReadsStore } from "./types/operator-reads.ts";
 import type { OperatorsStore } from "./types/operators.ts";
 import type { OutcomesStore } from "./types/outcomes.ts";
@@ -45,6 +47,7 @@ export type * from "./types/events.ts";
 export type * from "./types/filing-queue.ts";
 export type * from "./types/follow-ups.ts";
 export type * from "./types/operator-actions.ts";
+export type * from "./types/operator-items.ts";
 export type * from "./types/operator-reads.ts";
 export type * from "./types/operators.ts";
 export type * from "./types/outcomes.ts";
@@ -88,6 +91,7 @@ export interface Store
     EventsStore,
     OperatorsStore,
     OperatorReadsStore,
+    OperatorItemsStore,
     OperatorActionsStore {
   readonly kind: "sqlite" | "postgres";
   readonly flags: StoreFlags;

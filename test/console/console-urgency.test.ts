@@ -1,11 +1,12 @@
 /**
- * What needs a look first (issue 41), on both stores: New items are listed by deadline, the
- * overdue first, with "Due today" in CONSOLE_TZ; the sort is one click away and pages by
+ * What needs a look first (issues 41 and 48), on both stores: New items are listed by deadline, the
+ * overdue first, with "Due today" in CONSOLE_TZ and not overdue, "Overdue" its own filter; the sort is one click away and pages by
  * deadline; companies go by name; bad sort or due values are a 400 page; Retry is offered only
  * where it can end otherwise.
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { deadlineMark } from "../../src/domain/due.ts";
 import { createOperatorAccount } from "../../src/operators/accounts.ts";
 import { availableBackends } from "../helpers/backends.ts";
 import { createDispatcher } from "../../src/webhooks/dispatcher.ts";
@@ -38,7 +39,7 @@ for (const backend of await availableBackends()) {
         const waiting = await client.get("/console/work-items?status=New");
         assert.equal(waiting.statusCode, 200);
         assert.deepEqual(referencesInOrder(waiting.body), [overdue, atRisk, ...(today ? [today] : []), later], "the earliest deadline first");
-        assert.match(waiting.body, /<option value="deadline" selected>Deadline, earliest first<\/option>/);
+        assert.match(waiting.body, /<option value="deadline" selected>Deadline: unfinished first, earliest first<\/option>/);
         assert.match(waiting.body, /mark-overdue">Overdue</);
         if (today) assert.match(waiting.body, /mark-due-today">Due today</);
 
@@ -46,7 +47,11 @@ for (const backend of await availableBackends()) {
         assert.deepEqual(referencesInOrder(newest.body), [...keys].reverse().map((key) => key.workItemId));
 
         const dueNow = await client.get("/console/work-items?due=today");
-        assert.deepEqual(referencesInOrder(dueNow.body), [overdue, atRisk, ...(today ? [today] : [])], "due today: the overdue ones too, by deadline");
+        const dueBy = (deadline: string) => ["atRisk", "dueToday"].includes(deadlineMark({ status: "New", deadlineAt: deadline }, new Date(now), { timeZone: "UTC", holidays: "NL" }) ?? "");
+        const dueIds = keys.filter((_, index) => dueBy(deadlines[index]!)).map((key) => key.workItemId);
+        assert.deepEqual(referencesInOrder(dueNow.body), [atRisk, ...(today ? [today] : []), ...(dueIds.includes(later!) ? [later] : [])], "due today: not the overdue ones, by deadline");
+        const overdueOnly = await client.get("/console/work-items?due=overdue");
+        assert.deepEqual(referencesInOrder(overdueOnly.body), [overdue], "Overdue is its own filter");
 
         await addItems(t.store, 6, 55, null, Array.from({ length: 55 }, (_, index) => new Date(now + (10 + index) * HOUR).toISOString()));
         const first = await client.get("/console/work-items?status=New");

@@ -18,6 +18,7 @@ import { WEBHOOKS_SQL } from "../../src/store/core/sql-webhooks.ts";
 import { WORK_ITEMS_SQL } from "../../src/store/core/sql-work-items.ts";
 import { FILING_QUEUE_SQL } from "../../src/store/core/sql-filing-queue.ts";
 import { OPERATOR_ACTIONS_SQL } from "../../src/store/core/sql-operator-actions.ts";
+import { namesOfCompanies, OPERATOR_ITEMS_SQL } from "../../src/store/core/sql-operator-items.ts";
 import { OPERATOR_READS_SQL } from "../../src/store/core/sql-operator-reads.ts";
 import { postgresDialect } from "../../src/store/postgres/postgres-port.ts";
 import { sqliteDialect } from "../../src/store/sqlite/sqlite-port.ts";
@@ -25,7 +26,8 @@ import type { Statement } from "../../src/store/port.ts";
 
 const NOT_TENANT_DATA = [
   /^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b/i,
-  /schema_migrations|schema_repeatables|pg_(?:try_)?advisory_(?:xact_)?(?:un)?lock|SHOW default_transaction_isolation/i,
+  // …and the migrator's look for an index a CONCURRENTLY build left invalid (src/store/postgres/migrate.ts).
+  /schema_migrations|schema_repeatables|pg_(?:try_)?advisory_(?:xact_)?(?:un)?lock|SHOW default_transaction_isolation|\bFROM pg_index\b/i,
   // The migrator's look for Citus, its mode for an upgrade of a distributed schema, and its
   // placement of the tables an upgrade made (src/store/postgres/distribution.ts).
   /^SELECT 1 FROM pg_extension WHERE extname = 'citus'$|^SET LOCAL citus\.|^SELECT current_schema\(\) AS schema$|\bpg_dist_partition\b|^SELECT relname FROM pg_class\b|^SELECT create_(?:distributed|reference)_table\(/,
@@ -45,6 +47,8 @@ const NOT_TENANT_DATA = [
   // to the people who run the service, not to a company (SPEC §12).
   /^\s*(?:INSERT INTO|UPDATE|DELETE FROM)\s+(?:operators|operator_tokens|operator_sessions|operator_identities|bot_pauses|bot_last_pass|audit_log)\b/,
   /^\s*SELECT\b(?:(?!\bFROM\b)[\s\S])*\bFROM\s+(?:operators|operator_tokens|operator_sessions|operator_identities|bot_pauses|bot_last_pass|audit_log)\b/,
+  // The ids every item lies between, for the sample of the operators' list's estimate (core/operator-items.ts): two numbers, no tenant's data.
+  /^SELECT \(SELECT MIN\(work_item_id\) FROM work_items\) AS lowest, \(SELECT MAX\(work_item_id\) FROM work_items\) AS highest$/,
   // The store's generation (migration 0017) is the whole store's, read and raised at start-up.
   /\bFROM store_generation\b(?:(?!\bJOIN\b)[\s\S])*$|^UPDATE store_generation SET\b/,
 ];
@@ -81,16 +85,20 @@ const CROSS_COMPANY: Statement[] = [
   OPERATOR_READS_SQL.hourlyActivity,
   OPERATOR_READS_SQL.findWorkItem,
   OPERATOR_ACTIONS_SQL.findDeliveryCompany,
+  OPERATOR_ITEMS_SQL.countedStatus,
+  OPERATOR_ITEMS_SQL.companyNames,
+  namesOfCompanies,
 ];
 
 /**
  * The operator's pages and bulk retry across companies, one statement per combination of filters
- * (core/operator-reads.ts, core/operator-actions.ts, core/webhooks.ts): they name company_id, and
+ * (core/sql-operator-items.ts, core/operator-actions.ts, core/webhooks.ts): they name company_id, and
  * filter by it when asked to.
  */
 const CROSS_COMPANY_PAGES = [
-  /^SELECT work_item_id, company_id,[\s\S]* FROM work_items [\s\S]*ORDER BY (work_item_id DESC|deadline_at, work_item_id) LIMIT \$1$/,
-  /^SELECT COUNT\(\*\) AS items FROM \(SELECT company_id FROM work_items [\s\S]*LIMIT \$1\) capped$/,
+  /^SELECT work_item_id, company_id,[\s\S]* FROM (work_items|\(SELECT)[\s\S]*ORDER BY (work_item_id DESC|work_item_id|deadline_at, work_item_id) LIMIT \$1$/,
+  /^SELECT COUNT\(\*\) AS items FROM \(SELECT company_id FROM work_items[\s\S]*LIMIT \$1\) capped$/,
+  /^SELECT COALESCE\(SUM\(items\), 0\) AS items FROM \(SELECT COUNT\(company_id\) AS items FROM work_items[\s\S]*\) sampled$/,
   /^SELECT company_id, work_item_id, work_type FROM work_items\s+WHERE status = 'Failed'[\s\S]* LIMIT \$1$/,
   /^SELECT d\.company_id, [\s\S]* WHERE \$1 = 0[\s\S]* ORDER BY d\.delivery_id DESC, a\.attempt$/,
 ];

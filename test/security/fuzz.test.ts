@@ -51,11 +51,11 @@ const LOGIN = "/api/Login/Authenticate";
 const UNKNOWN_PARAMETER = "extra";
 /** How a console page's refusal names a parameter: by the label of its field, or by its name. */
 const CONSOLE_LABELS: Record<string, string> = {
-  companyId: "Company", workBatchId: "Batch", status: "Status", due: "Due", deadlineBefore: "Deadline before", sort: "Sort", cursor: "page link",
+  company: "Company", companyId: "Company", workBatchId: "Batch", status: "Status", kind: "Kind", due: "Due", deadlineBefore: "Deadline before", sort: "Sort", cursor: "page link",
   customerReference: "Customer reference", applicationNumber: "Application number", registrationNumber: "Registration number", q: "Find",
 };
 /** A value each console parameter could take. */
-const CONSOLE_VALUES: Record<string, string> = { deadlineBefore: "2026-12-01", due: "overdue", sort: "deadline", status: "New", done: "retried" };
+const CONSOLE_VALUES: Record<string, string> = { deadlineBefore: "2026-12-01", due: "overdue", sort: "deadline", status: "New", kind: "create", company: "Company", done: "retried" };
 
 /** A value the parameter could take, from its schema in /openapi.json. */
 function plausibleValue(parameter: OpenApiParameter, id: number): string {

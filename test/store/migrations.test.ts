@@ -10,12 +10,20 @@ import { availableBackends, withPostgresAdmin } from "../helpers/backends.ts";
 
 const folder = (backend: string) => new URL(`../../src/store/${backend}/migrations/`, import.meta.url);
 
+/**
+ * Numbers a branch being worked on at the same time has taken, which this one leaves free until
+ * the two are merged (0021: the work-item kinds' kinds_from_the_code). Remove once it is in.
+ */
+const TAKEN_ELSEWHERE = new Set([21]);
+
 test("SQLite and PostgreSQL have the same migration numbers and names, numbered 1, 2, 3 …", () => {
   const sqlite = readMigrations(folder("sqlite")).map((m) => `${m.version}_${m.name}`);
   const postgres = readMigrations(folder("postgres")).map((m) => `${m.version}_${m.name}`);
   assert.ok(sqlite.length > 0);
   assert.deepEqual(postgres, sqlite);
-  assert.deepEqual(readMigrations(folder("sqlite")).map((m) => m.version), sqlite.map((_, index) => index + 1), "no gaps, no duplicates");
+  const versions = readMigrations(folder("sqlite")).map((m) => m.version);
+  const expected = Array.from({ length: versions.at(-1)! }, (_, index) => index + 1).filter((version) => versions.includes(version) || !TAKEN_ELSEWHERE.has(version));
+  assert.deepEqual(versions, expected, "no gaps (but a number taken elsewhere), no duplicates");
 });
 
 for (const backend of await availableBackends()) {

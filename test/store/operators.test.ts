@@ -226,14 +226,15 @@ for (const backend of await availableBackends()) {
       const overview = await store.companyOverview({ now: at(20) });
       assert.deepEqual(overview.map((company) => [company.companyId, company.overdue]), [[1, 2], [2, 0]]);
 
-      assert.equal(await store.countAllWorkItems({}, 100), 6);
-      assert.equal(await store.countAllWorkItems({}, 4), 4, "counted up to the cap");
-      assert.equal(await store.countAllWorkItems({ companyId: 1, status: "New" }, 100), 3);
-      assert.equal(await store.countAllWorkItems({ status: "Failed", companyId: 2 }, 100), 1);
+      assert.deepEqual(await store.countAllWorkItems({}, 100), { count: 6, exact: true });
+      assert.deepEqual(await store.countAllWorkItems({}, 4), { count: 6, exact: true }, "above the cap, a store smaller than the sample is read whole");
+      assert.deepEqual(await store.countAllWorkItems({ companyIds: [1], status: "New" }, 100), { count: 3, exact: true });
+      assert.deepEqual(await store.countAllWorkItems({ status: "Failed", companyIds: [2] }, 100), { count: 1, exact: true });
+      assert.deepEqual(await store.countAllWorkItems({ status: "Failed" }, 0), { count: 3, exact: true }, "from the counters, whatever the cap");
       const [newest] = await store.listAllWorkItems({ limit: 1 });
-      const batch = await store.listAllWorkItems({ limit: 10, companyId: 1, workBatchId: newest!.workBatchId });
+      const batch = await store.listAllWorkItems({ limit: 10, companyIds: [1], workBatchId: newest!.workBatchId });
       assert.deepEqual(batch.map((item) => item.workBatchId), [newest!.workBatchId, newest!.workBatchId, newest!.workBatchId]);
-      assert.equal(await store.countAllWorkItems({ companyId: 1, workBatchId: newest!.workBatchId }, 100), 3);
+      assert.deepEqual(await store.countAllWorkItems({ companyIds: [1], workBatchId: newest!.workBatchId }, 100), { count: 3, exact: true });
       assert.equal(await store.operatorStopWebhookDelivery(987_654, action(30)), "notFound");
     }));
 
@@ -242,9 +243,11 @@ for (const backend of await availableBackends()) {
       await addItems(store, 2, 2);
       const all = await store.listAllWorkItems({ limit: 10 });
       assert.deepEqual(all.map((i) => i.companyId), [2, 2, 1, 1]);
-      const page = await store.listAllWorkItems({ limit: 10, beforeWorkItemId: all[1]!.workItemId });
+      const page = await store.listAllWorkItems({ limit: 10, after: { order: "newest", workItemId: all[1]!.workItemId } });
       assert.deepEqual(page.map((i) => i.workItemId), all.slice(2).map((i) => i.workItemId));
-      assert.equal((await store.listAllWorkItems({ limit: 10, companyId: 1 })).length, 2);
+      assert.equal((await store.listAllWorkItems({ limit: 10, companyIds: [1] })).length, 2);
+      assert.equal((await store.listAllWorkItems({ limit: 10, companyIds: [1, 2] })).length, 4);
+      assert.equal((await store.listAllWorkItems({ limit: 10, companyIds: [] })).length, 0);
       assert.equal((await store.listAllWorkItems({ limit: 10, status: "Failed" })).length, 0);
       assert.equal((await store.listAllWorkItems({ limit: 10, status: "New", customerReference: "ref-0" })).length, 2);
       await store.recordBotPass({ startedAt: at(1), finishedAt: at(2), submitted: 1, succeeded: 2, failed: 3, retried: 4 });
@@ -276,11 +279,11 @@ for (const backend of await availableBackends()) {
       assert.deepEqual(all.map((item) => item.workItemId), order);
       const first = await store.listAllWorkItems({ limit: 3, order: "deadline" });
       const last = first.at(-1)!;
-      const rest = await store.listAllWorkItems({ limit: 3, order: "deadline", afterDeadline: { deadlineAt: last.deadlineAt!, workItemId: last.workItemId } });
+      const rest = await store.listAllWorkItems({ limit: 3, order: "deadline", after: { order: "deadline", finished: false, deadlineAt: last.deadlineAt!, workItemId: last.workItemId } });
       assert.deepEqual([...first, ...rest].map((item) => item.workItemId), order, "the second page goes on where the first ended");
       const overdue = await store.listAllWorkItems({ limit: 10, order: "deadline", status: "New", deadlineBefore: "2030-01-02T00:00:00.000Z" });
       assert.deepEqual(overdue.map((item) => item.workItemId), [b!.workItemId, c!.workItemId]);
-      assert.equal(await store.countAllWorkItems({ order: "deadline", companyId: 2 }, 100), 2);
+      assert.deepEqual(await store.countAllWorkItems({ companyIds: [2] }, 100), { count: 2, exact: true });
     }));
   });
 }

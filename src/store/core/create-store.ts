@@ -13,6 +13,7 @@ import { addFollowUp } from "./follow-ups.ts";
 import { eventsStore } from "./events.ts";
 import { filingQueueStore } from "./filing-queue.ts";
 import { operatorActionsStore } from "./operator-actions.ts";
+import { operatorItemsStore } from "./operator-items.ts";
 import { operatorReadsStore } from "./operator-reads.ts";
 import { operatorsStore } from "./operators.ts";
 import { outcomesStore } from "./outcomes.ts";
@@ -69,6 +70,7 @@ export function createSqlStore(backend: Backend): Store {
     ...eventsStore(db),
     ...operatorsStore(db),
     ...operatorReadsStore(db),
+    ...operatorItemsStore(db),
     ...operatorActionsStore(db),
   };
 }

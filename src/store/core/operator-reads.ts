@@ -3,12 +3,11 @@
  * items of every company with their timelines, deliveries, the audit log, paused work types and
  * the last bot pass.
  */
-import type { DatabasePort, Statement } from "../port.ts";
+import type { DatabasePort } from "../port.ts";
 import { iso, toOperatorWorkItemView, toWebhookDeliveryRecords, type DeliveryAttemptRow, type WorkItemRow } from "../rows.ts";
-import type { Activity, AuditAction, AuditEntry, CompanyOverview, DeadlineOverview, OperatorReadsStore, OperatorWorkItemsQuery, SignInDetail, TimelineEntry } from "../store.ts";
+import type { Activity, AuditAction, AuditEntry, CompanyOverview, DeadlineOverview, OperatorReadsStore, SignInDetail, TimelineEntry } from "../store.ts";
 import { countKeyFor, emptyCounts, type WorkItemStatus } from "../../domain/views.ts";
 import { WEBHOOKS_SQL } from "./sql-webhooks.ts";
-import { ITEM_COLUMNS } from "./sql-work-items.ts";
 import { OPERATOR_READS_SQL } from "./sql-operator-reads.ts";
 import type { HistoryEntry } from "./transition.ts";
 import { listDeliveriesStatement } from "./webhooks.ts";
@@ -140,16 +139,6 @@ export function operatorReadsStore(db: DatabasePort): OperatorReadsStore {
       return (await db.all<{ work_type: string }>(OPERATOR_READS_SQL.pausedWorkTypes)).map((row) => row.work_type);
     },
 
-    async listAllWorkItems(query) {
-      const { statement, values } = listAllWorkItemsStatement(query);
-      return (await db.all<WorkItemRow>(statement, values)).map(toOperatorWorkItemView);
-    },
-
-    async countAllWorkItems(query, cap) {
-      const { statement, values } = listAllWorkItemsStatement({ ...query, limit: cap }, "count");
-      return Number((await db.one<{ items: Id }>(statement, values))?.items ?? 0);
-    },
-
     async getWorkItemTimeline(workItemId) {
       const row = await db.one<WorkItemRow>(OPERATOR_READS_SQL.findWorkItem, [workItemId]);
       if (!row) return undefined;
@@ -266,64 +255,3 @@ const toAuditEntry = (row: AuditRow): AuditEntry => ({
   reason: row.reason,
   signIn: signInOf(row),
 });
-
-const ITEM_FILTERS = [
-  ["companyId", "company_id"],
-  ["status", "status"],
-  ["customerReference", "customer_reference"],
-  ["applicationNumber", "application_number"],
-  ["registrationNumber", "registration_number"],
-  ["workBatchId", "work_batch_id"],
-] as const;
-
-const allItemStatements = new Map<string, Statement>();
-
-/**
- * The operator's WorkItems page: one statement per combination of filters, like the
- * integrator's (work-items.ts), over the cross-company indexes of migration 0009. On SQLite, a
- * status other than New also says `status <> 'New'`, which lets it use its partial index. The
- * count reads the same rows, at most $1 of them, without the cursor. In the deadline order the
- * items without a deadline (changes applied before filing) are left out, and the keyset is the
- * deadline and the id (the New items' deadline index of migration 0011).
- */
-function listAllWorkItemsStatement(query: OperatorWorkItemsQuery, shape: "page" | "count" = "page"): { statement: Statement; values: unknown[] } {
-  const used = ITEM_FILTERS.filter(([field]) => query[field] !== undefined);
-  const values: unknown[] = [query.limit, ...used.map(([field]) => query[field])];
-  const conditions = used.map(([, column], index) => `${column} = $${index + 2}`);
-  const keyParts: string[] = used.map(([, column]) => column);
-  const param = (value: unknown) => `$${values.push(value)}`;
-  if (query.status !== undefined && query.status !== "New") {
-    conditions.push("status <> 'New'");
-    keyParts.push("not_new");
-  }
-  if (query.deadlineBefore !== undefined) {
-    conditions.push(`deadline_at < ${param(query.deadlineBefore)}`);
-    keyParts.push("deadline");
-  }
-  const byDeadline = query.order === "deadline";
-  if (byDeadline) {
-    conditions.push("deadline_at IS NOT NULL");
-    keyParts.push("by_deadline");
-  }
-  if (shape === "page" && byDeadline && query.afterDeadline) {
-    const deadline = param(query.afterDeadline.deadlineAt);
-    conditions.push(`(deadline_at > ${deadline} OR (deadline_at = ${deadline} AND work_item_id > ${param(query.afterDeadline.workItemId)}))`);
-    keyParts.push("after");
-  } else if (shape === "page" && !byDeadline) {
-    conditions.push(`work_item_id < ${param(query.beforeWorkItemId ?? Number.MAX_SAFE_INTEGER)}`);
-  }
-  const key = `${shape === "count" ? "count_" : ""}${keyParts.join("_")}`;
-  let statement = allItemStatements.get(key);
-  if (!statement) {
-    const where = conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : "";
-    statement = {
-      name: `list_all_work_items${key ? `_${key}` : ""}`,
-      text:
-        shape === "page"
-          ? `SELECT ${ITEM_COLUMNS} FROM work_items ${where} ORDER BY ${byDeadline ? "deadline_at, work_item_id" : "work_item_id DESC"} LIMIT $1`
-          : `SELECT COUNT(*) AS items FROM (SELECT company_id FROM work_items ${where} LIMIT $1) capped`,
-    };
-    allItemStatements.set(key, statement);
-  }
-  return { statement, values };
-}

@@ -17,6 +17,7 @@ export const POSTGRES_FLAGS: StoreFlags = { singleWriter: false, supportsSkipLoc
 export const postgresDialect: Dialect = dialectFor(POSTGRES_FLAGS, {
   byteOrder: ' COLLATE "C"',
   indexedBy: () => "",
+  notIndexed: "",
   jsonText: (column, field) => `(${column} ->> '${field}')`,
   epochHour: (column) => `floor(extract(epoch FROM ${column}) / 3600)::bigint`,
   jsonObject: (fields) => `json_build_object(${fields.map(([key, expression]) => `'${key}', ${expression}`).join(", ")})`,

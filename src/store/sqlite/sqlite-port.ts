@@ -21,6 +21,7 @@ export const SQLITE_FLAGS: StoreFlags = { singleWriter: true, supportsSkipLocked
 export const sqliteDialect: Dialect = dialectFor(SQLITE_FLAGS, {
   byteOrder: "",
   indexedBy: (index) => ` INDEXED BY ${index}`,
+  notIndexed: " NOT INDEXED",
   jsonText: (column, field) => `json_extract(${column}, '$.${field}')`,
   epochHour: (column) => `(unixepoch(${column}) / 3600)`,
   jsonObject: (fields) => `json_object(${fields.map(([key, expression]) => `'${key}', ${expression}`).join(", ")})`,

@@ -70,24 +70,6 @@ export interface BotPassSummary {
 /** An item as operators see it: the integrator's view plus the company it belongs to. */
 export type OperatorWorkItemView = WorkItemView & { companyId: number };
 
-export interface OperatorWorkItemsQuery {
-  companyId?: number;
-  status?: WorkItemStatus;
-  customerReference?: string;
-  applicationNumber?: string;
-  registrationNumber?: string;
-  deadlineBefore?: string;
-  /** Only the items of this batch (with companyId, through the company's batch index). */
-  workBatchId?: number;
-  /** Keyset of the newest-first order: only items with a smaller id. */
-  beforeWorkItemId?: number;
-  /** `newest` (the default): by id, newest first. `deadline`: the items with a deadline, the earliest first, then by id. */
-  order?: "newest" | "deadline";
-  /** Keyset of the deadline order: only items after this deadline, or at it with a larger id. */
-  afterDeadline?: { deadlineAt: string; workItemId: number };
-  limit: number;
-}
-
 /**
  * The kinds of timeline entry: the item's creation, its history entries (core/transition.ts), its
  * webhook attempts; a follow-up's kind is one of the item's changes or its withdrawal, received or
@@ -136,10 +118,6 @@ export interface OperatorReadsStore {
   recordBotPass(pass: BotPassSummary): Promise<void>;
   lastBotPass(): Promise<BotPassSummary | undefined>;
   pausedWorkTypes(): Promise<string[]>;
-  /** Items across companies (or of one), newest first. */
-  listAllWorkItems(query: OperatorWorkItemsQuery): Promise<OperatorWorkItemView[]>;
-  /** How many items match the query's filters (not its cursor), counted up to `cap` at most. */
-  countAllWorkItems(query: Omit<OperatorWorkItemsQuery, "limit" | "beforeWorkItemId" | "afterDeadline">, cap: number): Promise<number>;
   /** The item with every recorded step, oldest first; undefined when unknown. */
   getWorkItemTimeline(workItemId: number): Promise<{ item: OperatorWorkItemView; timeline: TimelineEntry[] } | undefined>;
   /** Deliveries across companies (or of one), newest first, each with its attempts and company. */

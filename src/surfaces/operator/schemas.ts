@@ -3,7 +3,8 @@
  * see it, the required `reason`, the security requirement and the problem answers.
  */
 import { Type, type Static } from "@sinclair/typebox";
-import { WorkItemView } from "../../domain/views.ts";
+import { DEADLINE_MARKS, type DeadlineMark } from "../../domain/due.ts";
+import { Nullable, WorkItemView } from "../../domain/views.ts";
 import { problemExample, problemResponses } from "../../http/problem-schema.ts";
 import { REASON_MAX_LENGTH } from "../../operators/roles.ts";
 import { PositiveId } from "../shared/ids.ts";
@@ -25,6 +26,30 @@ export const OperatorWorkItemView = Type.Composite([WorkItemView, Type.Object({ 
 });
 export type OperatorWorkItemView = Static<typeof OperatorWorkItemView>;
 
+/** The mark of how near an item's deadline is (domain/due.ts), as the console shows it. */
+const DeadlineMarkSchema = Type.Unsafe<DeadlineMark | null>({
+  type: ["string", "null"],
+  enum: [...DEADLINE_MARKS, null],
+  description:
+    "how near the deadline is at the time of the answer, as the console marks it (New items only): overdue (passed), atRisk (within 2 hours), dueToday (before the end of the due day in CONSOLE_TZ: today, or on a weekend or public holiday the next working day); null otherwise",
+  examples: ["dueToday"],
+});
+
+/** For the examples of the list's page. */
+export const EXAMPLE_LISTED_ITEM = { ...EXAMPLE_OPERATOR_ITEM, companyName: "Acme Transport", overdue: false, deadline: null };
+
+export const OperatorListedWorkItem = Type.Composite(
+  [
+    OperatorWorkItemView,
+    Type.Object({
+      companyName: Nullable(Type.String({ description: "the company's name (null only for a company the store does not know)" })),
+      overdue: Type.Boolean({ description: "a New item whose deadline has passed, at the time of the answer (the console's Overdue)" }),
+      deadline: DeadlineMarkSchema,
+    }),
+  ],
+  { title: "OperatorListedWorkItem", description: "a work item in the operators' list: its view, its company and how near its deadline is", examples: [EXAMPLE_LISTED_ITEM] },
+);
+
 export const OperatorWorkItemParams = Type.Object({ workItemId: PositiveId("the work item id (of any company)") });
 
 export const Reason = Type.String({ minLength: 1, maxLength: REASON_MAX_LENGTH, description: "why: lands in the audit log and the item's timeline", examples: ["authority outage on 23 Nov, resubmitting"] });
@@ -42,7 +67,7 @@ export const OneOf = <const T extends readonly string[]>(values: T, options: { d
 
 export const pageLimit = (defaultLimit: number, maximum: number) =>
   Type.Integer({ minimum: 1, maximum, default: defaultLimit, description: `page size, 1–${maximum} (default ${defaultLimit})` });
-export const PageCursor = Type.String({ minLength: 1, maxLength: 64, description: "nextCursor of the previous page" });
+export const PageCursor = Type.String({ minLength: 1, maxLength: 128, description: "nextCursor of the previous page" });
 
 /** What the operator guard, the query check, the router and the store can answer besides a route's own statuses. */
 const OPERATOR_GUARD_STATUSES = [400, 401, 403, 405, 503];
