@@ -21,13 +21,15 @@
  * accounts (companies and keys), work-items (adds and reads), follow-ups (changes and
  * withdrawals), filing-queue (what the bot claims), outcomes (what its calls made of items),
  * capacity (the authority's slots), breaker (its circuit breaker), webhooks, events (the feed),
- * operators (their accounts), operator-reads and operator-actions (what operators read and do).
+ * operators (their accounts), operator-reads and operator-actions (what operators read and do),
+ * erasure (items past their retention, SPEC §22).
  * Import them from here.
  */
 import type { SchemaStatus } from "./migrations.ts";
 import type { AccountsStore } from "./types/accounts.ts";
 import type { BreakerStore } from "./types/breaker.ts";
 import type { CapacityStore } from "./types/capacity.ts";
+import type { ErasureStore } from "./types/erasure.ts";
 import type { EventsStore } from "./types/events.ts";
 import type { FilingQueueStore } from "./types/filing-queue.ts";
 import type { FollowUpsStore } from "./types/follow-ups.ts";
@@ -41,6 +43,7 @@ import type { WorkItemsStore } from "./types/work-items.ts";
 export type * from "./types/accounts.ts";
 export type * from "./types/breaker.ts";
 export type * from "./types/capacity.ts";
+export type * from "./types/erasure.ts";
 export type * from "./types/events.ts";
 export type * from "./types/filing-queue.ts";
 export type * from "./types/follow-ups.ts";
@@ -62,6 +65,12 @@ export interface StoreFlags {
   singleWriter: boolean;
   /** Concurrent workers can claim rows with `FOR UPDATE SKIP LOCKED`. */
   supportsSkipLocked: boolean;
+  /**
+   * A deleted row's id can be given again (SQLite's rowid without AUTOINCREMENT, once the largest
+   * rows go): an erase records the largest id it deleted, which new rows then go past
+   * (`Dialect.newId`, SPEC §22).
+   */
+  reusesIds: boolean;
 }
 
 /**
@@ -88,7 +97,8 @@ export interface Store
     EventsStore,
     OperatorsStore,
     OperatorReadsStore,
-    OperatorActionsStore {
+    OperatorActionsStore,
+    ErasureStore {
   readonly kind: "sqlite" | "postgres";
   readonly flags: StoreFlags;
 

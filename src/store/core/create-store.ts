@@ -10,6 +10,7 @@ import { accountsStore } from "./accounts.ts";
 import { breakerStore } from "./breaker.ts";
 import { capacityStore } from "./capacity.ts";
 import { addFollowUp } from "./follow-ups.ts";
+import { erasureStore } from "./erasure.ts";
 import { eventsStore } from "./events.ts";
 import { filingQueueStore } from "./filing-queue.ts";
 import { operatorActionsStore } from "./operator-actions.ts";
@@ -70,5 +71,6 @@ export function createSqlStore(backend: Backend): Store {
     ...operatorsStore(db),
     ...operatorReadsStore(db),
     ...operatorActionsStore(db),
+    ...erasureStore(db, backend.flags),
   };
 }
