@@ -22,13 +22,14 @@
  * withdrawals), filing-queue (what the bot claims), outcomes (what its calls made of items),
  * capacity (the authority's slots), breaker (its circuit breaker), webhooks, events (the feed),
  * operators (their accounts), operator-reads and operator-actions (what operators read and do),
- * erasure (items past their retention, SPEC §22).
+ * erasure (items past their retention) and company-erasure (a company that leaves, SPEC §22).
  * Import them from here.
  */
 import type { SchemaStatus } from "./migrations.ts";
 import type { AccountsStore } from "./types/accounts.ts";
 import type { BreakerStore } from "./types/breaker.ts";
 import type { CapacityStore } from "./types/capacity.ts";
+import type { CompanyErasureStore } from "./types/company-erasure.ts";
 import type { ErasureStore } from "./types/erasure.ts";
 import type { EventsStore } from "./types/events.ts";
 import type { FilingQueueStore } from "./types/filing-queue.ts";
@@ -43,6 +44,7 @@ import type { WorkItemsStore } from "./types/work-items.ts";
 export type * from "./types/accounts.ts";
 export type * from "./types/breaker.ts";
 export type * from "./types/capacity.ts";
+export type * from "./types/company-erasure.ts";
 export type * from "./types/erasure.ts";
 export type * from "./types/events.ts";
 export type * from "./types/filing-queue.ts";
@@ -98,7 +100,8 @@ export interface Store
     OperatorsStore,
     OperatorReadsStore,
     OperatorActionsStore,
-    ErasureStore {
+    ErasureStore,
+    CompanyErasureStore {
   readonly kind: "sqlite" | "postgres";
   readonly flags: StoreFlags;
 

@@ -44,8 +44,9 @@ const NOT_TENANT_DATA = [
   /^PRAGMA\b/i,
   // Operators, their credentials, paused work types, the last bot pass and the audit log belong
   // to the people who run the service, not to a company (SPEC §12).
-  /^\s*(?:INSERT INTO|UPDATE|DELETE FROM)\s+(?:operators|operator_tokens|operator_sessions|operator_identities|bot_pauses|bot_last_pass|audit_log)\b/,
-  /^\s*SELECT\b(?:(?!\bFROM\b)[\s\S])*\bFROM\s+(?:operators|operator_tokens|operator_sessions|operator_identities|bot_pauses|bot_last_pass|audit_log)\b/,
+  // So is an erase under way (SPEC §22): its record, kept until its audit entry.
+  /^\s*(?:INSERT INTO|UPDATE|DELETE FROM)\s+(?:operators|operator_tokens|operator_sessions|operator_identities|bot_pauses|bot_last_pass|audit_log|company_erasures)\b/,
+  /^\s*SELECT\b(?:(?!\bFROM\b)[\s\S])*\bFROM\s+(?:operators|operator_tokens|operator_sessions|operator_identities|bot_pauses|bot_last_pass|audit_log|company_erasures)\b/,
   // The ids no row may get again (SQLite, migration 0023): one number per table, no company's.
   /^INSERT INTO retired_ids\b/,
   // The store's generation (migration 0017) is the whole store's, read and raised at start-up.

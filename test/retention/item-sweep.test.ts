@@ -87,7 +87,7 @@ for (const backend of await availableBackends()) {
         const erased = [plain.workItemId, family.workItemId, change.workItemId, theirs.workItemId];
         const kept = [blocked.workItemId, blockedChange.workItemId, late.workItemId, unfinished.workItemId];
         const before = await rowsNaming(s, erased);
-        assert.ok(before.work_items === 4 && before.work_item_history > 0 && before.events > 0 && before.webhook_outbox > 0, JSON.stringify(before));
+        assert.ok(before.work_items === 4 && before.work_item_history! > 0 && before.events! > 0 && before.webhook_outbox! > 0, JSON.stringify(before));
         const batchesOfErased = (await s.t.query<{ work_batch_id: number | string }>(`SELECT DISTINCT work_batch_id FROM work_items WHERE work_item_id IN (${erased.join(", ")})`)).map((r) => Number(r.work_batch_id));
         const keptBefore = await rowsNaming(s, kept);
 

@@ -9,6 +9,7 @@ import type { AddWorkItemOutcome, AddWorkItemsOutcome, NewWorkItem, NewWorkItems
 import { accountsStore } from "./accounts.ts";
 import { breakerStore } from "./breaker.ts";
 import { capacityStore } from "./capacity.ts";
+import { companyErasureStore } from "./company-erasure.ts";
 import { addFollowUp } from "./follow-ups.ts";
 import { erasureStore } from "./erasure.ts";
 import { eventsStore } from "./events.ts";
@@ -72,5 +73,6 @@ export function createSqlStore(backend: Backend): Store {
     ...operatorReadsStore(db),
     ...operatorActionsStore(db),
     ...erasureStore(db, backend.flags),
+    ...companyErasureStore(db, backend.flags),
   };
 }
