@@ -85,6 +85,13 @@ export const EnvSchema = Type.Object({
   ),
   WEBHOOK_LEASE_SECONDS: Int(1, 86_400, 60, "how long a dispatcher holds a claimed delivery before another may take it"),
   EVENT_RETENTION_DAYS: Int(1, 3650, 30, "days an event stays in the event feed (GET /api/Events) before the worker's sweep deletes it"),
+  ITEM_RETENTION_DAYS: Type.Optional(
+    Type.Number({
+      exclusiveMinimum: 0,
+      maximum: 36_500,
+      description: "days after its final status that a work item is erased with its history, follow-ups, events and deliveries by the worker's sweep (fractions allowed: 0.0001 is about 8.6 s); unset: kept",
+    }),
+  ),
   WEBHOOK_SECRET_OVERLAP_SECONDS: Int(0, 2_592_000, 86_400, "after `webhooks secret --rotate`, how long deliveries are signed with the previous secret too"),
   RATE_LIMIT_TENANT_RPS: Int(0, 1_000_000, 200, "per-company sustained requests per second; 0 turns it off"),
   RATE_LIMIT_TENANT_BURST: Int(0, 1_000_000, 400, "per-company burst size"),
@@ -179,6 +186,8 @@ export interface Config {
   webhookLeaseSeconds: number;
   /** How long the event feed keeps an event (SPEC §13). */
   eventRetentionDays: number;
+  /** How long after its final status an item is kept (SPEC §22); undefined: for good. */
+  itemRetentionDays: number | undefined;
   webhookSecretOverlapSeconds: number;
   rateLimitTenantRps: number;
   rateLimitTenantBurst: number;
@@ -312,6 +321,7 @@ export function loadConfig(source: EnvSource = process.env, overrides: Partial<E
     webhookCompanyMaxInFlight: env.WEBHOOK_COMPANY_MAX_IN_FLIGHT ?? Math.max(1, env.WEBHOOK_CONCURRENCY - 1),
     webhookLeaseSeconds: env.WEBHOOK_LEASE_SECONDS,
     eventRetentionDays: env.EVENT_RETENTION_DAYS,
+    itemRetentionDays: env.ITEM_RETENTION_DAYS,
     webhookSecretOverlapSeconds: env.WEBHOOK_SECRET_OVERLAP_SECONDS,
     rateLimitTenantRps: env.RATE_LIMIT_TENANT_RPS,
     rateLimitTenantBurst: env.RATE_LIMIT_TENANT_BURST,

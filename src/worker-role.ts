@@ -12,6 +12,7 @@ import { startBotCron, type BotCron } from "./bot/cron.ts";
 import { sweepEndedDeliveries } from "./retention/delivery-sweep.ts";
 import { sweepExpiredEvents } from "./retention/event-sweep.ts";
 import { sweepExpiredIdempotencyKeys } from "./retention/idempotency-sweep.ts";
+import { sweepExpiredItems } from "./retention/item-sweep.ts";
 import type { Store } from "./store/store.ts";
 import { createDispatcher, type Dispatcher, type WebhookEvents } from "./webhooks/dispatcher.ts";
 
@@ -19,12 +20,17 @@ import { createDispatcher, type Dispatcher, type WebhookEvents } from "./webhook
 const SWEEP_ROWS = 1000;
 /** Events are small and many: most a pass deletes (in statements of EVENT_SWEEP_CHUNK_ROWS). */
 const EVENT_SWEEP_ROWS = 5000;
+/** Most items past ITEM_RETENTION_DAYS a pass erases (in transactions of ITEM_SWEEP_CHUNK_ITEMS). */
+const ITEM_SWEEP_ROWS = 5000;
 
 /** Housekeeping after each bot pass: what it deletes, and how. */
-const sweeps = (config: Config): Array<{ what: string; sweep: (store: Store, now: Date) => Promise<number> }> => [
+const sweeps = (config: Config, retentionDays = config.itemRetentionDays): Array<{ what: string; sweep: (store: Store, now: Date) => Promise<number> }> => [
   { what: "expired idempotency keys", sweep: (store, now) => sweepExpiredIdempotencyKeys(store, { now, maxRows: SWEEP_ROWS }) },
   { what: "expired events", sweep: (store, now) => sweepExpiredEvents(store, { now, retentionDays: config.eventRetentionDays, maxRows: EVENT_SWEEP_ROWS }) },
   { what: "webhook deliveries past their retention", sweep: (store, now) => sweepEndedDeliveries(store, { now, maxRows: SWEEP_ROWS }) },
+  ...(retentionDays === undefined
+    ? []
+    : [{ what: "work items past their retention", sweep: (store: Store, now: Date) => sweepExpiredItems(store, { now, retentionDays, maxRows: ITEM_SWEEP_ROWS }) }]),
 ];
 
 export interface WorkerRole {

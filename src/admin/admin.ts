@@ -14,8 +14,16 @@ export const createCompany = (store: Store, input: { companyId?: number; name: s
 
 export const renameCompany = (store: Store, companyId: number, name: string): Promise<Company | undefined> => store.renameCompany(companyId, name);
 
-/** Creates a key; creates the company first when it does not exist yet. */
+/** A key asked for a company whose erase is under way (SPEC §22): it would outlive nothing. */
+export class CompanyBeingErasedError extends Error {
+  override name = "CompanyBeingErasedError";
+}
+
+/** Creates a key; creates the company first when it does not exist yet. Refused while the company is being erased. */
 export async function createKey(store: Store, input: { companyId: number; name?: string }): Promise<CreatedKey> {
+  if (await store.companyErasure(input.companyId)) {
+    throw new CompanyBeingErasedError(`company ${input.companyId} is being erased; a key made after the erase ends starts an empty company`);
+  }
   if (!(await store.getCompany(input.companyId))) {
     await store.createCompany({ companyId: input.companyId, name: `Company ${input.companyId}` });
   }

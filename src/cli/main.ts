@@ -12,7 +12,7 @@ import { parseArgs } from "node:util";
 import type { Store } from "../store/store.ts";
 import { CommandFailedError, UsageError, type Command } from "./command.ts";
 import { botRunOnce } from "./commands/bot.ts";
-import { companiesCreate, companiesRename } from "./commands/companies.ts";
+import { companiesCreate, companiesErase, companiesRename } from "./commands/companies.ts";
 import { dbBackup, dbDistribute, dbMigrate, dbRestore, dbStatus } from "./commands/db.ts";
 import { keysCreate, keysList, keysRevoke } from "./commands/keys.ts";
 import { operatorCommands } from "./commands/operators.ts";
@@ -21,7 +21,7 @@ import { webhooksSecret } from "./commands/webhooks.ts";
 /** As the README says to call it: `-s` keeps npm's banner off stdout, so `--json` prints one document. */
 const HOW_TO_CALL = "npm run -s cli --";
 
-export const commands: Command[] = [companiesCreate, companiesRename, keysCreate, keysList, keysRevoke, webhooksSecret, botRunOnce, ...operatorCommands, dbStatus, dbMigrate, dbBackup, dbRestore, dbDistribute];
+export const commands: Command[] = [companiesCreate, companiesRename, companiesErase, keysCreate, keysList, keysRevoke, webhooksSecret, botRunOnce, ...operatorCommands, dbStatus, dbMigrate, dbBackup, dbRestore, dbDistribute];
 
 function usage(): string {
   const width = Math.max(...commands.map((c) => c.usage.length));

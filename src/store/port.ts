@@ -51,7 +51,18 @@ export interface Dialect {
   readonly storeGeneration: string;
   /** The value of a new work item's generation_id (migration 0020), the same way. */
   readonly generationId: string;
+  /**
+   * The value of a new row's id in a table whose ids an erase may delete (SPEC §22: no id comes
+   * back): `DEFAULT` where the ids come from a sequence, or the id above the largest one erased
+   * (sqlite/migrations/0023).
+   */
+  newId(table: RetiredIdTable): string;
+  /** A SELECT of the ids in a parameter that holds them as a JSON array, for `IN (…)`. */
+  idList(parameter: string): string;
 }
+
+/** The tables whose ids an erase retires for good (SPEC §22). */
+export type RetiredIdTable = "work_items" | "work_batches" | "webhook_outbox";
 
 /**
  * A backend's dialect: the row-lock clauses follow from its flags (a single writer holds the

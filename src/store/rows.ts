@@ -18,7 +18,7 @@ import type {
   WebhookEventType,
 } from "./store.ts";
 
-type Timestamp = string | Date;
+export type Timestamp = string | Date;
 type Json = string | Record<string, unknown>;
 type Id = number | string;
 

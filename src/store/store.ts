@@ -22,13 +22,16 @@
  * withdrawals), filing-queue (what the bot claims), outcomes (what its calls made of items),
  * capacity (the authority's slots), breaker (its circuit breaker), webhooks, events (the feed),
  * operators (their accounts), operator-reads, operator-items and operator-actions (what operators
- * read, list and do).
+ * read, list and do), erasure (items past their retention) and company-erasure (a company that
+ * leaves, SPEC §22).
  * Import them from here.
  */
 import type { SchemaStatus } from "./migrations.ts";
 import type { AccountsStore } from "./types/accounts.ts";
 import type { BreakerStore } from "./types/breaker.ts";
 import type { CapacityStore } from "./types/capacity.ts";
+import type { CompanyErasureStore } from "./types/company-erasure.ts";
+import type { ErasureStore } from "./types/erasure.ts";
 import type { EventsStore } from "./types/events.ts";
 import type { FilingQueueStore } from "./types/filing-queue.ts";
 import type { FollowUpsStore } from "./types/follow-ups.ts";
@@ -43,6 +46,8 @@ import type { WorkItemsStore } from "./types/work-items.ts";
 export type * from "./types/accounts.ts";
 export type * from "./types/breaker.ts";
 export type * from "./types/capacity.ts";
+export type * from "./types/company-erasure.ts";
+export type * from "./types/erasure.ts";
 export type * from "./types/events.ts";
 export type * from "./types/filing-queue.ts";
 export type * from "./types/follow-ups.ts";
@@ -65,6 +70,12 @@ export interface StoreFlags {
   singleWriter: boolean;
   /** Concurrent workers can claim rows with `FOR UPDATE SKIP LOCKED`. */
   supportsSkipLocked: boolean;
+  /**
+   * A deleted row's id can be given again (SQLite's rowid without AUTOINCREMENT, once the largest
+   * rows go): an erase records the largest id it deleted, which new rows then go past
+   * (`Dialect.newId`, SPEC §22).
+   */
+  reusesIds: boolean;
 }
 
 /**
@@ -92,7 +103,9 @@ export interface Store
     OperatorsStore,
     OperatorReadsStore,
     OperatorItemsStore,
-    OperatorActionsStore {
+    OperatorActionsStore,
+    ErasureStore,
+    CompanyErasureStore {
   readonly kind: "sqlite" | "postgres";
   readonly flags: StoreFlags;
 

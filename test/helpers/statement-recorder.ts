@@ -13,6 +13,7 @@ import { after } from "node:test";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { ACCOUNTS_SQL } from "../../src/store/core/sql-accounts.ts";
+import { ERASURE_SQL } from "../../src/store/core/sql-erasure.ts";
 import { EVENTS_SQL } from "../../src/store/core/sql-events.ts";
 import { WEBHOOKS_SQL } from "../../src/store/core/sql-webhooks.ts";
 import { WORK_ITEMS_SQL } from "../../src/store/core/sql-work-items.ts";
@@ -31,6 +32,8 @@ const NOT_TENANT_DATA = [
   // The migrator's look for Citus, its mode for an upgrade of a distributed schema, and its
   // placement of the tables an upgrade made (src/store/postgres/distribution.ts).
   /^SELECT 1 FROM pg_extension WHERE extname = 'citus'$|^SET LOCAL citus\.|^SELECT current_schema\(\) AS schema$|\bpg_dist_partition\b|^SELECT relname FROM pg_class\b|^SELECT create_(?:distributed|reference)_table\(/,
+  // The migrator's look for an index a killed CONCURRENTLY build left invalid (src/store/postgres/migrate.ts).
+  /^SELECT i\.indisvalid AS valid FROM pg_index i\b/,
   /^\s*(CREATE|ALTER|DROP)\s/i,
   // The migrator's reads and additions of the kinds each `kind` column takes (src/store/kinds.ts).
   /\bpg_get_constraintdef\(|^SELECT name FROM sqlite_master WHERE type = 'table'$|^(?:SELECT kind FROM|INSERT INTO) work_item(?:_history)?_kinds\b/,
@@ -44,9 +47,12 @@ const NOT_TENANT_DATA = [
   /^\s*SELECT\b(?:(?!\bFROM\b)[\s\S])*\bFROM\s+(?:authority_capacity|authority_slots)\b(?:(?!\bJOIN\b|,)[\s\S])*$/,
   /^PRAGMA\b/i,
   // Operators, their credentials, paused work types, the last bot pass and the audit log belong
-  // to the people who run the service, not to a company (SPEC §12).
-  /^\s*(?:INSERT INTO|UPDATE|DELETE FROM)\s+(?:operators|operator_tokens|operator_sessions|operator_identities|bot_pauses|bot_last_pass|audit_log)\b/,
-  /^\s*SELECT\b(?:(?!\bFROM\b)[\s\S])*\bFROM\s+(?:operators|operator_tokens|operator_sessions|operator_identities|bot_pauses|bot_last_pass|audit_log)\b/,
+  // to the people who run the service, not to a company (SPEC §12); so does the record of an
+  // erase under way (SPEC §22), kept until its audit entry.
+  /^\s*(?:INSERT INTO|UPDATE|DELETE FROM)\s+(?:operators|operator_tokens|operator_sessions|operator_identities|bot_pauses|bot_last_pass|audit_log|company_erasures)\b/,
+  /^\s*SELECT\b(?:(?!\bFROM\b)[\s\S])*\bFROM\s+(?:operators|operator_tokens|operator_sessions|operator_identities|bot_pauses|bot_last_pass|audit_log|company_erasures)\b/,
+  // The ids no row may get again (SQLite, migration 0023): one number per table, no company's.
+  /^INSERT INTO retired_ids\b/,
   // The ids every item lies between, for the sample of the operators' list's estimate (core/operator-items.ts): two numbers, no tenant's data.
   /^SELECT \(SELECT MIN\(work_item_id\) FROM work_items\) AS lowest, \(SELECT MAX\(work_item_id\) FROM work_items\) AS highest$/,
   // The store's generation (migration 0017) is the whole store's, read and raised at start-up.
@@ -62,6 +68,7 @@ const CROSS_COMPANY: Statement[] = [
   WORK_ITEMS_SQL.companiesWithExpiredIdempotencyKeys,
   WEBHOOKS_SQL.companiesWithEndedDeliveries,
   EVENTS_SQL.companiesWithExpiredEvents,
+  ERASURE_SQL.companiesWithExpiredItems,
   WEBHOOKS_SQL.plaintextWebhookSecrets,
   // The filing queue over every company (SPEC §14): which companies have bot work, and the
   // first lanes in queue order (a row per company with work, not per item); each claim after

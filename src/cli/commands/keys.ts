@@ -1,4 +1,4 @@
-import { createKey, listKeys, revokeKey, type CreatedKey } from "../../admin/admin.ts";
+import { CompanyBeingErasedError, createKey, listKeys, revokeKey, type CreatedKey } from "../../admin/admin.ts";
 import type { ApiKeyRecord } from "../../store/store.ts";
 import { CommandFailedError, requiredInteger, requiredText, type Command } from "../command.ts";
 
@@ -10,7 +10,12 @@ export const keysCreate: Command = {
   async run({ store, flags }) {
     const companyId = requiredInteger(flags, "company-id");
     const name = typeof flags.name === "string" ? flags.name : undefined;
-    return createKey(store, { companyId, ...(name === undefined ? {} : { name }) });
+    try {
+      return await createKey(store, { companyId, ...(name === undefined ? {} : { name }) });
+    } catch (error) {
+      if (error instanceof CompanyBeingErasedError) throw new CommandFailedError(error.message);
+      throw error;
+    }
   },
   human: (result) => {
     const key = result as CreatedKey;

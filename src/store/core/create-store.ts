@@ -9,7 +9,9 @@ import type { AddWorkItemOutcome, AddWorkItemsOutcome, NewWorkItem, NewWorkItems
 import { accountsStore } from "./accounts.ts";
 import { breakerStore } from "./breaker.ts";
 import { capacityStore } from "./capacity.ts";
+import { companyErasureStore } from "./company-erasure.ts";
 import { addFollowUp } from "./follow-ups.ts";
+import { erasureStore } from "./erasure.ts";
 import { eventsStore } from "./events.ts";
 import { filingQueueStore } from "./filing-queue.ts";
 import { operatorActionsStore } from "./operator-actions.ts";
@@ -72,5 +74,7 @@ export function createSqlStore(backend: Backend): Store {
     ...operatorReadsStore(db),
     ...operatorItemsStore(db),
     ...operatorActionsStore(db),
+    ...erasureStore(db, backend.flags),
+    ...companyErasureStore(db, backend.flags),
   };
 }

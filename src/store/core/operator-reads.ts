@@ -229,6 +229,7 @@ interface AuditRow {
   sign_in_method: SignInDetail["method"] | null;
   sign_in_issuer: string | null;
   sign_in_subject: string | null;
+  items: Id | null;
 }
 
 function signInOf(row: AuditRow): SignInDetail | null {
@@ -254,4 +255,5 @@ const toAuditEntry = (row: AuditRow): AuditEntry => ({
   },
   reason: row.reason,
   signIn: signInOf(row),
+  items: numberOrNull(row.items),
 });

@@ -17,7 +17,7 @@ export const BATCHES_SQL = {
   /** Nothing when another writer opened one meanwhile (the one-Open-batch index); then lock that one. */
   insertOpenBatch: statement(
     "open_batch",
-    `INSERT INTO work_batches (company_id, work_type, status, item_count, created_at) VALUES ($1, $2, 'Open', 0, $3)
+    (d) => `INSERT INTO work_batches (company_id, work_type, status, item_count, created_at, work_batch_id) VALUES ($1, $2, 'Open', 0, $3, ${d.newId("work_batches")})
      ON CONFLICT (company_id, work_type) WHERE status = 'Open' DO NOTHING`,
   ),
   countIntoBatch: statement("count_into_batch", "UPDATE work_batches SET item_count = item_count + 1 WHERE company_id = $1 AND work_batch_id = $2"),

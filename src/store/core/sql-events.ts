@@ -22,8 +22,8 @@ export const EVENTS_SQL = {
   ),
   insertOutboxRow: statement(
     "insert_outbox_row",
-    `INSERT INTO webhook_outbox (company_id, event_id, work_item_id, event_type, url, status, next_attempt_at, created_at)
-     VALUES ($1, $2, $3, $4, $5, 'Pending', $6, $6)`,
+    (d) => `INSERT INTO webhook_outbox (company_id, event_id, work_item_id, event_type, url, status, next_attempt_at, created_at, delivery_id)
+     VALUES ($1, $2, $3, $4, $5, 'Pending', $6, $6, ${d.newId("webhook_outbox")})`,
   ),
   /**
    * Across companies, the event sweep's step 1: companies holding events created at or before

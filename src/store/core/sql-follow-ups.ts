@@ -29,8 +29,8 @@ export const FOLLOW_UPS_SQL = {
   insertFollowUp: statement(
     "insert_follow_up",
     (d) => `INSERT INTO work_items (company_id, work_batch_id, work_type, status, customer_reference, document_reference, webhook_url, request,
-       deadline_at, created_at, updated_at, kind, original_work_item_id, trace_parent, store_generation, generation_id)
-     VALUES ($1, $2, $3, 'New', $4, $5, $6, $7, $8, $9, $9, $10, $11, $12, ${d.storeGeneration}, ${d.generationId}) RETURNING work_item_id`,
+       deadline_at, created_at, updated_at, kind, original_work_item_id, trace_parent, store_generation, generation_id, work_item_id)
+     VALUES ($1, $2, $3, 'New', $4, $5, $6, $7, $8, $9, $9, $10, $11, $12, ${d.storeGeneration}, ${d.generationId}, ${d.newId("work_items")}) RETURNING work_item_id`,
   ),
   /** Applied before the original was filed: Successful at once, with result $3. */
   followUpSucceeded: statement(

@@ -26,7 +26,7 @@ export const OPERATOR_READS_SQL = {
   listAudit: statement(
     "list_audit",
     `SELECT audit_id, at, operator_id, operator_email, action, company_id, work_item_id, work_type, delivery_id, reason,
-            sign_in_method, sign_in_issuer, sign_in_subject
+            sign_in_method, sign_in_issuer, sign_in_subject, items
        FROM audit_log WHERE audit_id < $1 ORDER BY audit_id DESC LIMIT $2`,
   ),
   pausedWorkTypes: statement("paused_work_types", "SELECT work_type FROM bot_pauses ORDER BY work_type"),

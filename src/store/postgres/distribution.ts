@@ -44,6 +44,8 @@ export const TABLE_PLACEMENTS: readonly TablePlacement[] = [
   { table: "operator_identities", role: "reference" },
   // The operators' log: many of its actions name no company (see docs/scaling.md §3).
   { table: "audit_log", role: "reference" },
+  // An erase under way (SPEC §22), the operators' as the audit log is; gone when it ends.
+  { table: "company_erasures", role: "reference" },
   // Tenant data.
   { table: "companies", role: "distributed" },
   { table: "api_keys", role: "distributed" },

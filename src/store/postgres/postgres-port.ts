@@ -12,7 +12,7 @@ import { SchemaBehindError, type MigrationMode, type SchemaStatus } from "../mig
 import { migrate, migrationStatus } from "./migrate.ts";
 import { followDatabaseIdentity } from "./store-generation.ts";
 
-export const POSTGRES_FLAGS: StoreFlags = { singleWriter: false, supportsSkipLocked: true };
+export const POSTGRES_FLAGS: StoreFlags = { singleWriter: false, supportsSkipLocked: true, reusesIds: false };
 
 export const postgresDialect: Dialect = dialectFor(POSTGRES_FLAGS, {
   byteOrder: ' COLLATE "C"',
@@ -28,6 +28,9 @@ export const postgresDialect: Dialect = dialectFor(POSTGRES_FLAGS, {
   // functions' inserts and for a previous release's processes.
   storeGeneration: "DEFAULT",
   generationId: "DEFAULT",
+  // Identity sequences never give an id twice.
+  newId: () => "DEFAULT",
+  idList: (parameter) => `SELECT json_array_elements_text(${parameter}::json)::bigint`,
 });
 
 const UNIQUE_VIOLATION = "23505";

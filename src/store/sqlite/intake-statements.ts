@@ -1,6 +1,7 @@
 /** The statements of the SQLite intake fast path, prepared once on the writer thread's connection. */
 import type Database from "better-sqlite3";
 import { BATCHES_SQL } from "../core/sql-batches.ts";
+import { newIdAboveRetired } from "./retired-ids.ts";
 import { GENERATION_ID_READ, STORE_GENERATION_READ } from "./store-generation.ts";
 
 type IntakeStatementName =
@@ -26,15 +27,16 @@ export function prepareIntakeStatements(db: Database.Database): IntakeStatements
     // Named $1, $2, $3 as the core writes it: run with { 1: companyId, 2: workBatchId, 3: now }.
     closeBatch: db.prepare(BATCHES_SQL.closeBatch.text as string),
     insertOpenBatch: db.prepare(
-      "INSERT INTO work_batches (company_id, work_type, status, created_at) VALUES (?, ?, 'Open', ?) RETURNING work_batch_id, item_count",
+      `INSERT INTO work_batches (company_id, work_type, status, created_at, work_batch_id) VALUES (?, ?, 'Open', ?, ${newIdAboveRetired("work_batches")})
+       RETURNING work_batch_id, item_count`,
     ),
     setBatchItemCount: db.prepare("UPDATE work_batches SET item_count = ? WHERE company_id = ? AND work_batch_id = ?"),
     // Positional parameters and lastInsertRowid instead of named ones and RETURNING: this runs
     // once per stored item, and both cost measurably more in the writer thread.
     insertWorkItem: db.prepare(
       `INSERT INTO work_items (company_id, work_batch_id, work_type, status, customer_reference, document_reference, webhook_url,
-         request, deadline_at, created_at, updated_at, trace_parent, store_generation, generation_id)
-       VALUES (?, ?, ?, 'New', ?, ?, ?, ?, ?, ?, ?, ?, ${STORE_GENERATION_READ}, ${GENERATION_ID_READ})`,
+         request, deadline_at, created_at, updated_at, trace_parent, store_generation, generation_id, work_item_id)
+       VALUES (?, ?, ?, 'New', ?, ?, ?, ?, ?, ?, ?, ?, ${STORE_GENERATION_READ}, ${GENERATION_ID_READ}, ${newIdAboveRetired("work_items")})`,
     ),
   };
 }

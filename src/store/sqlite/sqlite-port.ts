@@ -14,9 +14,10 @@ import { AlreadyExistsError, StoreUnavailableError } from "../errors.ts";
 import { dialectFor, type DatabasePort, type Dialect, type Queryable, type Statement } from "../port.ts";
 import type { StoreFlags } from "../store.ts";
 import { toStoreError } from "./driver-errors.ts";
+import { newIdAboveRetired } from "./retired-ids.ts";
 import { GENERATION_ID_READ, STORE_GENERATION_READ } from "./store-generation.ts";
 
-export const SQLITE_FLAGS: StoreFlags = { singleWriter: true, supportsSkipLocked: false };
+export const SQLITE_FLAGS: StoreFlags = { singleWriter: true, supportsSkipLocked: false, reusesIds: true };
 
 export const sqliteDialect: Dialect = dialectFor(SQLITE_FLAGS, {
   byteOrder: "",
@@ -32,6 +33,8 @@ export const sqliteDialect: Dialect = dialectFor(SQLITE_FLAGS, {
   // SQLite cannot change a column's default after it was added: each insert reads the generation.
   storeGeneration: STORE_GENERATION_READ,
   generationId: GENERATION_ID_READ,
+  newId: newIdAboveRetired,
+  idList: (parameter) => `SELECT value FROM json_each(${parameter})`,
 });
 
 /** `$1, $2, …` are named parameters "1", "2", … to SQLite; bind them from the values by position. */

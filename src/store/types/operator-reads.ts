@@ -95,10 +95,12 @@ export interface AuditEntry {
   reason: string;
   /** How an `operator.signin` happened (SPEC §19); null on every other action. */
   signIn: SignInDetail | null;
+  /** How many items a `company.erased` took (SPEC §22); null on every other action. */
+  items: number | null;
 }
 
-/** One noun per thing acted on: a work item, the bot, a webhook delivery. */
-export const AUDIT_ACTIONS = ["workitem.retry", "workitem.cancel", "bot.pause", "bot.resume", "delivery.redeliver", "delivery.stop", "operator.signin"] as const;
+/** One noun per thing acted on: a work item, the bot, a webhook delivery, a company (its erase, SPEC §22, said as it ended). */
+export const AUDIT_ACTIONS = ["workitem.retry", "workitem.cancel", "bot.pause", "bot.resume", "delivery.redeliver", "delivery.stop", "operator.signin", "company.erased"] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 /** What operators read, across companies (SPEC §12.2). */

@@ -43,6 +43,7 @@ export const AuditEntry = Type.Object(
       ],
       { description: "how an operator.signin happened; null on every other action" },
     ),
+    items: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: "how many work items a company.erased took; null on every other action" }),
   },
   { title: "AuditEntry", description: "one operator action" },
 );
@@ -63,6 +64,7 @@ export const AuditPage = Type.Object(
             target: { companyId: 42, workItemId: 4711, workType: null, deliveryId: null },
             reason: "authority outage on 23 Nov, resubmitting",
             signIn: null,
+            items: null,
           },
         ],
         nextCursor: null,
