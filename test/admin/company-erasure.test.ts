@@ -14,6 +14,7 @@ import { availableBackends, openFreshStore, queryRows } from "../helpers/backend
 import { recordStoreStatements } from "../helpers/statement-recorder.ts";
 import { addItems } from "../helpers/store-items.ts";
 import { queueAll } from "../helpers/sweeps.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 recordStoreStatements();
 
@@ -23,7 +24,7 @@ const statuses = async (store: Store, companyId: number) =>
   (await store.listWorkItems(companyId, { limit: 100 })).map((item) => item.status).sort().join(",");
 
 for (const backend of await availableBackends()) {
-  describe(`a company's erase, phase by phase [${backend.name}]`, { timeout: 60_000 }, () => {
+  describe(`a company's erase, phase by phase [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     test("keys, then New items and the queue, then calls in flight, then rows in bounded steps, and one audit entry", async () => {
       const { store, location, cleanup } = await openFreshStore(backend);
       try {

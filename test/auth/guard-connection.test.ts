@@ -10,11 +10,12 @@ import { Agent, request } from "undici";
 import { revokeKey } from "../../src/admin/admin.ts";
 import { availableBackends } from "../helpers/backends.ts";
 import { bearer, createTestApp, type TestApp } from "../helpers/test-app.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 for (const backend of await availableBackends()) {
-  describe(`bearer guard on one keep-alive connection [${backend.name}]`, { timeout: 30_000 }, () => {
+  describe(`bearer guard on one keep-alive connection [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     let t: TestApp;
     let baseUrl: string;
     let agent: Agent;

@@ -5,14 +5,14 @@ import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { startAuthoritySim, type SimStats } from "../../src/authority-sim/server.ts";
 import { validWorkItem } from "../helpers/test-app.ts";
-import { waitUntil } from "../helpers/waiting.ts";
+import { HANG_TIMEOUT_MS, waitUntil } from "../helpers/waiting.ts";
 
 /** Long enough that every call of a wave has arrived while the first is still held, on a loaded machine too. */
 const LATENCY_MS = 2000;
 /** How long the calls of a wave may take to arrive: well inside the latency, so none has been answered yet. */
 const ARRIVAL_MS = LATENCY_MS * 0.75;
 
-test("counts submits and status requests in flight together: the most at once, and their sum over time", { timeout: 20_000 }, async () => {
+test("counts submits and status requests in flight together: the most at once, and their sum over time", { timeout: HANG_TIMEOUT_MS }, async () => {
   const sim = await startAuthoritySim({ host: "127.0.0.1", port: 0, latencyMs: 0, errorRate: 0, outage: false, decisionDelayMs: 0 });
   try {
     const submit = async (key: string) => {
@@ -74,7 +74,7 @@ test("counts submits and status requests in flight together: the most at once, a
   }
 });
 
-test("an idle simulator adds nothing to the sum, and a call held open adds to it while it is read", { timeout: 20_000 }, async () => {
+test("an idle simulator adds nothing to the sum, and a call held open adds to it while it is read", { timeout: HANG_TIMEOUT_MS }, async () => {
   const sim = await startAuthoritySim({ host: "127.0.0.1", port: 0, latencyMs: LATENCY_MS, errorRate: 0, outage: false, decisionDelayMs: 0 });
   try {
     const idle = sim.stats();

@@ -31,7 +31,7 @@ test("rules: 8-digit chamber numbers, assigned country code, export date from to
   assert.deepEqual(fields({}), ["senderChamberOfCommerceNo", "receiverChamberOfCommerceNo", "destinationCountry", "exportDate"]);
 });
 
-describe("simulator over HTTP", { timeout: 30_000 }, () => {
+describe("simulator over HTTP", { timeout: HANG_TIMEOUT_MS }, () => {
   let sim: AuthoritySim;
   const register = (key: string | undefined, request: Record<string, unknown> = validWorkItem()) =>
     fetch(`${sim.url}/v1/registrations`, {

@@ -15,6 +15,7 @@ import { openStore } from "../../src/store/open-store.ts";
 import type { Store } from "../../src/store/store.ts";
 import { availableBackends } from "../helpers/backends.ts";
 import { TEST_JWT_SECRET } from "../helpers/test-app.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 /** The real store, with its hand-overs and grants counted as they are answered. */
 function counting(store: Store) {
@@ -34,7 +35,7 @@ function counting(store: Store) {
 }
 
 for (const backend of await availableBackends()) {
-  describe(`authority gate [${backend.name}]`, { timeout: 60_000 }, () => {
+  describe(`authority gate [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     async function withGate(sim: { latencyMs: number; outage: boolean }, env: Record<string, string>, body: (gate: ReturnType<typeof createAuthorityGate>, counts: ReturnType<typeof counting>["counts"], stats: () => { requests: number; maxInFlight: number }) => Promise<void>) {
       const authority = await startAuthoritySim({ host: "127.0.0.1", port: 0, errorRate: 0, decisionDelayMs: 0, ...sim });
       const db = await backend.create();

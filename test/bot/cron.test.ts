@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { test } from "node:test";
 import { startBotCron } from "../../src/bot/cron.ts";
-import { waitUntil } from "../helpers/waiting.ts";
+import { HANG_TIMEOUT_MS, waitUntil } from "../helpers/waiting.ts";
 
-test("a run that throws never stops the schedule; stop() waits for the run in flight and ends it", { timeout: 20_000 }, async () => {
+test("a run that throws never stops the schedule; stop() waits for the run in flight and ends it", { timeout: HANG_TIMEOUT_MS }, async () => {
   const errors: unknown[] = [];
   let calls = 0;
   let running = 0;

@@ -21,6 +21,7 @@ import { signedInClient } from "../helpers/console-session.ts";
 import { createTestOperator } from "../helpers/operators.ts";
 import { addItems } from "../helpers/store-items.ts";
 import { bearer, createTestApp } from "../helpers/test-app.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 /** An "authority" that answers every call with `status`, counting the calls. */
 async function refusingAuthority(status: number): Promise<{ url: string; calls: () => number; close: () => Promise<void> }> {
@@ -39,7 +40,7 @@ async function refusingAuthority(status: number): Promise<{ url: string; calls: 
 }
 
 for (const backend of await availableBackends()) {
-  describe(`an authority that refuses our calls [${backend.name}]`, { timeout: 120_000 }, () => {
+  describe(`an authority that refuses our calls [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     for (const status of [401, 403, 404, 405]) {
       test(`${status} at submit stops filing like an open breaker: no attempt spent, nothing Failed, the reason on the Overview and in a metric`, async () => {
         const metrics = createMetrics();

@@ -12,9 +12,10 @@ import { createHttpAuthorityAdapter } from "../../src/bot/http-authority-adapter
 import { availableBackends } from "../helpers/backends.ts";
 import { setConfig, withBot } from "../helpers/bot-harness.ts";
 import { validWorkItem } from "../helpers/test-app.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 for (const backend of await availableBackends()) {
-  describe(`bot run [${backend.name}]`, { timeout: 60_000 }, () => {
+  describe(`bot run [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     test("files a batch: valid → Successful with a registration, 7-digit chamber number → Failed naming the field, batch Completed", () =>
       withBot(backend, {}, async ({ sim, add, item, batch, run }) => {
         const good1 = await add(validWorkItem({ customerReference: "good-1" }));

@@ -12,7 +12,7 @@ import { createHttpAuthorityAdapter } from "../../src/bot/http-authority-adapter
 import { availableBackends } from "../helpers/backends.ts";
 import { withBot } from "../helpers/bot-harness.ts";
 import { validWorkItem } from "../helpers/test-app.ts";
-import { waitUntil } from "../helpers/waiting.ts";
+import { HANG_TIMEOUT_MS, waitUntil } from "../helpers/waiting.ts";
 
 const TIMEOUT_MS = 1000;
 const LATENCY_MS = 2500;
@@ -20,7 +20,7 @@ const LIMIT = 2;
 const ITEMS = 6;
 
 for (const backend of await availableBackends()) {
-  describe(`calls that time out [${backend.name}]`, { timeout: 120_000 }, () => {
+  describe(`calls that time out [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     test("keep their slot until the authority answers: never more calls in flight than the limit, and each item filed once", () =>
       withBot(
         backend,

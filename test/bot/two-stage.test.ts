@@ -18,6 +18,7 @@ import { availableBackends } from "../helpers/backends.ts";
 import { setConfig, withBot } from "../helpers/bot-harness.ts";
 import { bearer, validWorkItem } from "../helpers/test-app.ts";
 import { fileOrder, type QueuedItem } from "../../src/scheduler/order.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 /** Wraps an adapter and remembers every call: which, for what, and when it started. */
 function recording(adapter: AuthorityAdapter) {
@@ -55,7 +56,7 @@ const hooked = (fields: Record<string, unknown> = {}) => validWorkItem({ webhook
 const at = (value: unknown) => new Date(value as string | Date).getTime();
 
 for (const backend of await availableBackends()) {
-  describe(`two-stage filing [${backend.name}]`, { timeout: 60_000 }, () => {
+  describe(`two-stage filing [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     test("a decision that takes time: Submitted with an application number, workitem.submitted once, decided by a later pass", () =>
       withBot(backend, { AUTHORITY_SIM_DECISION_DELAY_MS: "600", BOT_POLL_SECONDS: "1" }, async ({ t, sim, add, item, batch, run }) => {
         const good = await add(hooked({ customerReference: "good" }));

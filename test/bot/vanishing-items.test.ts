@@ -14,6 +14,7 @@ import { withBot } from "../helpers/bot-harness.ts";
 import { claimDueDeliveries } from "../helpers/sweeps.ts";
 import { validWorkItem } from "../helpers/test-app.ts";
 import { withWebhooks } from "../helpers/webhook-harness.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 /** Every row of the company gone at once, as an erase's deleting phase leaves it. */
 async function deleteEverything(store: Store, companyId: number): Promise<void> {
@@ -27,7 +28,7 @@ async function deleteEverything(store: Store, companyId: number): Promise<void> 
 const countItems = async (store: Store, companyId: number) => (await store.listWorkItems(companyId, { limit: 100 })).length;
 
 for (const backend of await availableBackends()) {
-  describe(`items that vanish under a worker [${backend.name}]`, { timeout: 90_000 }, () => {
+  describe(`items that vanish under a worker [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     test("a pass whose claimed items are erased during their calls ends, recording nothing of them", () =>
       withBot(backend, {}, async (s) => {
         for (let i = 0; i < 3; i++) await s.add(validWorkItem({ customerReference: `V${i}` }));
@@ -85,7 +86,7 @@ for (const backend of await availableBackends()) {
       }));
   });
 
-  describe(`a delivery that vanishes under the dispatcher [${backend.name}]`, { timeout: 60_000 }, () => {
+  describe(`a delivery that vanishes under the dispatcher [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     test("its attempt is not recorded, and nothing fails", () =>
       withWebhooks(backend, {}, () => 204, async (s) => {
         await s.complete();

@@ -14,7 +14,7 @@ import type { StoreLocation } from "../../src/config.ts";
 import { availableBackends, openFreshStore, queryRows } from "../helpers/backends.ts";
 import { runCli, startCli, stopAll } from "../helpers/processes.ts";
 import { bearer, validWorkItem } from "../helpers/test-app.ts";
-import { waitUntil } from "../helpers/waiting.ts";
+import { HANG_TIMEOUT_MS, waitUntil } from "../helpers/waiting.ts";
 import { withWebhooks } from "../helpers/webhook-harness.ts";
 
 after(() => stopAll());
@@ -46,7 +46,7 @@ const erasedEntries = (location: StoreLocation, companyId: number) =>
   queryRows<{ operator_id: string; reason: string; items: number | string }>(location, "SELECT operator_id, reason, items FROM audit_log WHERE action = 'company.erased' AND company_id = $1", [companyId]);
 
 for (const backend of await availableBackends()) {
-  describe(`companies erase [${backend.name}]`, { timeout: 240_000 }, () => {
+  describe(`companies erase [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     test("keys refused within 5 s, nothing of the company left, the others untouched, one audit entry; a new key starts an empty company", () =>
       withWebhooks(backend, {}, () => 204, async (s) => {
         const location: StoreLocation = s.t.databaseUrl.startsWith("sqlite:") ? { kind: "sqlite", path: s.t.databaseUrl.slice(7) } : { kind: "postgres", url: s.t.databaseUrl };

@@ -10,7 +10,7 @@ import { WorkItemApiError, WorkItemClient, type AuthorityRvdmWorkItemCreate, typ
 import { sqliteBackend } from "../helpers/backends.ts";
 import { withBot, type Setup } from "../helpers/bot-harness.ts";
 import { validWorkItem } from "../helpers/test-app.ts";
-import { waitUntil } from "../helpers/waiting.ts";
+import { HANG_TIMEOUT_MS, waitUntil } from "../helpers/waiting.ts";
 
 const item = (overrides: Record<string, unknown> = {}) => validWorkItem(overrides) as AuthorityRvdmWorkItemCreate;
 
@@ -29,7 +29,7 @@ const collect = async (events: AsyncIterable<FeedEvent>) => {
   return seen;
 };
 
-describe("WorkItemClient event feed", { timeout: 180_000 }, () => {
+describe("WorkItemClient event feed", { timeout: HANG_TIMEOUT_MS }, () => {
   test("events() walks every page oldest first, filters by type, and resumes from its cursor", () =>
     withClient(async ({ run }, client) => {
       const ids = [];

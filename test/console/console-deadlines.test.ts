@@ -13,6 +13,7 @@ import { signedInClient } from "../helpers/console-session.ts";
 import { seedDeadlineQueue, type QueueShape } from "../helpers/deadline-queue.ts";
 import { createTestOperator } from "../helpers/operators.ts";
 import { bearer, createTestApp } from "../helpers/test-app.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 /** More due within the hour than six an hour can file. */
 const SHAPE: QueueShape = { filedLastHour: 6, overdue: 2, deadlines: [{ inHours: 1, items: 30, companies: 3 }, { inHours: 26, items: 4, companies: 2 }] };
@@ -29,7 +30,7 @@ function tableRows(body: string): string[][] {
 }
 
 for (const backend of await availableBackends()) {
-  describe(`console Deadlines chart [${backend.name}]`, { timeout: 120_000 }, () => {
+  describe(`console Deadlines chart [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     test("a bar per deadline and one for overdue, against what the bot can file in time; its table says what the API says", async () => {
       const t = await createTestApp(backend, { AUTHORITY_MAX_RPS: "0" });
       try {

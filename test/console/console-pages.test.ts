@@ -11,11 +11,12 @@ import { runOneBotPass } from "../helpers/bot-harness.ts";
 import { signedInClient } from "../helpers/console-session.ts";
 import { addItems } from "../helpers/store-items.ts";
 import { createTestApp } from "../helpers/test-app.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 const rowCount = (body: string) => (body.split("<tbody>")[1]?.split("</tbody>")[0]?.match(/<tr>/g) ?? []).length;
 
 for (const backend of await availableBackends()) {
-  describe(`console pages [${backend.name}]`, { timeout: 60_000 }, () => {
+  describe(`console pages [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     test("items page by page, deliveries and redeliver, pause and resume, the audit log; bad input is a 4xx page", async () => {
       const t = await createTestApp(backend);
       try {

@@ -15,12 +15,13 @@ import { startReceiver } from "../helpers/webhook-receiver.ts";
 import { signedInClient } from "../helpers/console-session.ts";
 import { addItems } from "../helpers/store-items.ts";
 import { createTestApp, validWorkItem } from "../helpers/test-app.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 const HOUR = 60 * 60 * 1000;
 const referencesInOrder = (body: string) => [...body.matchAll(/<td class="reference"><a href="\/console\/work-items\/(\d+)">/g)].map((match) => Number(match[1]));
 
 for (const backend of await availableBackends()) {
-  describe(`console urgency [${backend.name}]`, { timeout: 60_000 }, () => {
+  describe(`console urgency [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     test("New items by deadline, overdue first, Due today marked; newest first one click away; paged by deadline", async () => {
       // UTC: the rest of "today" is known to the test whatever the hour it runs at.
       const t = await createTestApp(backend, { CONSOLE_TZ: "UTC" });

@@ -12,6 +12,7 @@ import { setConfig, withBot, type Setup } from "../helpers/bot-harness.ts";
 import { bearer, validWorkItem } from "../helpers/test-app.ts";
 import { signedInClient } from "../helpers/console-session.ts";
 import { createOperatorAccount } from "../../src/operators/accounts.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 const hook = "https://93.184.215.14/hooks";
 
@@ -41,7 +42,7 @@ const keyOf = (response: { statusCode: number; body: string; json<T>(): T }) => 
 };
 
 for (const backend of await availableBackends()) {
-  describe(`changing and withdrawing a document [${backend.name}]`, { timeout: 60_000 }, () => {
+  describe(`changing and withdrawing a document [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     test("before the original is filed, a change is applied at once and moves its deadline; a withdrawal cancels it", () =>
       withBot(backend, {}, async (s) => {
         const r = routes(s);

@@ -8,12 +8,13 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { test } from "node:test";
 import { hardTimeout } from "../../src/lib/hard-timeout.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 const TIMEOUT_MS = 500;
 /** The calls must end near their timeout; the trickling answers would run for minutes. */
 const LATEST_MS = TIMEOUT_MS + 2500;
 
-test("webhook, authority and SDK calls end at their timeout, round after round, while the garbage collector runs", { timeout: 120_000 }, () => {
+test("webhook, authority and SDK calls end at their timeout, round after round, while the garbage collector runs", { timeout: HANG_TIMEOUT_MS }, () => {
   const child = spawnSync(process.execPath, ["--expose-gc", "--import", "tsx", "test/helpers/timeouts-under-gc.ts"], {
     encoding: "utf8",
     timeout: 90_000,

@@ -10,6 +10,7 @@ import { availableBackends } from "../helpers/backends.ts";
 import { recordStoreStatements } from "../helpers/statement-recorder.ts";
 import { bearer, validWorkItem } from "../helpers/test-app.ts";
 import { withWebhooks } from "../helpers/webhook-harness.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 // Every statement the sweep sends must name its company (checked at the end).
 recordStoreStatements();
@@ -17,7 +18,7 @@ recordStoreStatements();
 const DAY = 86_400_000;
 
 for (const backend of await availableBackends()) {
-  describe(`webhook delivery retention sweep [${backend.name}]`, { timeout: 60_000 }, () => {
+  describe(`webhook delivery retention sweep [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     test("deletes deliveries ended 30 days ago with their attempts, at most maxRows a pass, and keeps the rest", () =>
       withWebhooks(backend, {}, (i) => (i === 0 ? 500 : 204), async (s) => {
         const other = await s.t.tenant(12);

@@ -13,6 +13,7 @@ import { availableBackends } from "../helpers/backends.ts";
 import { recordStoreStatements } from "../helpers/statement-recorder.ts";
 import { bearer, validWorkItem } from "../helpers/test-app.ts";
 import { withWebhooks, type WebhookSetup } from "../helpers/webhook-harness.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 // Every statement the sweep sends must name its company (checked at the end).
 recordStoreStatements();
@@ -62,7 +63,7 @@ const addChange = (s: WebhookSetup, originalWorkItemId: number) =>
   });
 
 for (const backend of await availableBackends()) {
-  describe(`item retention sweep [${backend.name}]`, { timeout: 90_000 }, () => {
+  describe(`item retention sweep [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     test("erases items finished before the retention with everything that hangs on them, and only them", () =>
       withWebhooks(backend, {}, () => 204, async (s) => {
         const other = await s.t.tenant(12);

@@ -13,6 +13,7 @@ import { openStore } from "../../src/store/open-store.ts";
 import type { Store } from "../../src/store/store.ts";
 import { availableBackends } from "../helpers/backends.ts";
 import { validWorkItem } from "../helpers/test-app.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 const NOW_MS = Date.parse("2026-11-25T10:00:00.000Z");
 const HOUR = 3600_000;
@@ -29,7 +30,7 @@ const queueCase = fc.record({
 });
 
 for (const backend of await availableBackends()) {
-  describe(`filing order in SQL [${backend.name}]`, { timeout: 120_000 }, async () => {
+  describe(`filing order in SQL [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, async () => {
     const db = await backend.create();
     const store: Store = await openStore(db.location);
     after(async () => {

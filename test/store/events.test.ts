@@ -16,7 +16,7 @@ import { availableBackends, openFreshStore, type Backend } from "../helpers/back
 import { recordStoreStatements } from "../helpers/statement-recorder.ts";
 import { claimDueDeliveries, claimEverything, queueAll } from "../helpers/sweeps.ts";
 import { addItems } from "../helpers/store-items.ts";
-import { waitUntil } from "../helpers/waiting.ts";
+import { HANG_TIMEOUT_MS, waitUntil } from "../helpers/waiting.ts";
 
 // Every statement these tests make the store send must name its company (checked at the end).
 recordStoreStatements();
@@ -64,7 +64,7 @@ async function pollUntil(store: Store, companyId: number, count: number, limit: 
 }
 
 for (const backend of await availableBackends()) {
-  describe(`event feed store [${backend.name}]`, { timeout: 60_000 }, () => {
+  describe(`event feed store [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     test("every event is stored with its outbox id, numbered per company, with the item view at the event", () => withStore(backend, async (store) => {
       const hooked = await addItem(store, 1, "https://hooks.example/a");
       const quiet = await addItem(store, 1, null, at(50));

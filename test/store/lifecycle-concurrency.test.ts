@@ -12,6 +12,7 @@ import { availableBackends, countRows, openFreshStore, type Backend } from "../h
 import { validWorkItem } from "../helpers/test-app.ts";
 import { claimDueDeliveries, claimEverything, queueAll } from "../helpers/sweeps.ts";
 import { recordStoreStatements } from "../helpers/statement-recorder.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 // Every statement these tests make the store send must name its company (checked at the end).
 recordStoreStatements();
@@ -58,7 +59,7 @@ async function withStore(backend: Backend, body: (store: Store, location: StoreL
 }
 
 for (const backend of await availableBackends()) {
-  describe(`store lifecycle under concurrency [${backend.name}]`, { timeout: 120_000 }, () => {
+  describe(`store lifecycle under concurrency [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     test("claimers racing for the queue never get the same item, and each holds what it got", () => withStore(backend, async (store) => {
       // 48 items over four companies, in batches of 5, with three deadlines and none: lanes of
       // every kind, several per company, so the claims run dry and move on while they race.

@@ -11,6 +11,7 @@ import { availableBackends, openFreshStore, queryRows, type Backend } from "../h
 import { addItems } from "../helpers/store-items.ts";
 import { claimDueDeliveries, queueAll } from "../helpers/sweeps.ts";
 import { recordStoreStatements } from "../helpers/statement-recorder.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 // Every statement these tests make the store send must name its company (checked at the end).
 recordStoreStatements();
@@ -35,7 +36,7 @@ async function withStore(backend: Backend, body: (store: Store) => Promise<void>
 }
 
 for (const backend of await availableBackends()) {
-  describe(`store lifecycle [${backend.name}]`, { timeout: 60_000 }, () => {
+  describe(`store lifecycle [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
 
     test("cancelWorkItem: New in Open → Cancelled; otherwise conflict; foreign id not found", () => withStore(backend, async (store) => {
       const [a, b] = await addItems(store, 1, 2);

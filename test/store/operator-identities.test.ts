@@ -9,6 +9,7 @@ import { describe, test } from "node:test";
 import type { Store } from "../../src/store/store.ts";
 import { availableBackends, openFreshStore, type Backend } from "../helpers/backends.ts";
 import { recordStoreStatements } from "../helpers/statement-recorder.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 recordStoreStatements();
 
@@ -28,7 +29,7 @@ async function withStore(backend: Backend, body: (store: Store) => Promise<void>
 }
 
 for (const backend of await availableBackends()) {
-  describe(`operator identities [${backend.name}]`, { timeout: 60_000 }, () => {
+  describe(`operator identities [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     test("first sign-in creates the operator; later ones find it by issuer and subject and take the role of the day", () => withStore(backend, async (store) => {
       const identity = { issuer: ISSUER, subject: "f4c1-77", email: "ann@example.com", role: "viewer" as const };
       const first = await store.signInWithIdentity({ identity, newOperatorId: "op_ann", sessionHash: "s1", now: at(1) });

@@ -15,6 +15,7 @@ import type { OperatorItemFilters, OperatorWorkItemView, Store } from "../../src
 import { availableBackends, openFreshStore, writePastStore } from "../helpers/backends.ts";
 import { recordStoreStatements } from "../helpers/statement-recorder.ts";
 import { addItems } from "../helpers/store-items.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 recordStoreStatements();
 
@@ -74,7 +75,7 @@ const queries: fc.Arbitrary<Query> = fc.record(
 );
 
 for (const backend of await availableBackends()) {
-  describe(`operators' list across companies [${backend.name}]`, { timeout: 300_000 }, () => {
+  describe(`operators' list across companies [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     let store: Store;
     let cleanup: () => Promise<void>;
     let all: OperatorWorkItemView[];

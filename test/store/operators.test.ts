@@ -10,6 +10,7 @@ import { availableBackends, openFreshStore, writePastStore, type Backend } from 
 import { addItems } from "../helpers/store-items.ts";
 import { claimEverything, queueAll } from "../helpers/sweeps.ts";
 import { recordStoreStatements } from "../helpers/statement-recorder.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 recordStoreStatements();
 
@@ -45,7 +46,7 @@ async function failAll(store: Store, seconds: number): Promise<number[]> {
 }
 
 for (const backend of await availableBackends()) {
-  describe(`what operators have, in the store [${backend.name}]`, { timeout: 60_000 }, () => {
+  describe(`what operators have, in the store [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     test("operators: unique e-mail, disable ends sessions and tokens, a new password ends sessions", () => withStore(backend, async (store) => {
       const created = await store.createOperator({ operatorId: "op_1", email: "a@example.com", role: "viewer", passwordHash: "h1", now: at(0) });
       assert.deepEqual(created, { operatorId: "op_1", email: "a@example.com", role: "viewer", disabled: false, createdAt: at(0), signInMethod: "password" });

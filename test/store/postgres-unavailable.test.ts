@@ -17,6 +17,7 @@ import type { Store } from "../../src/store/store.ts";
 import type { NewWorkItem } from "../../src/store/store.ts";
 import { availableBackends, postgresBackend } from "../helpers/backends.ts";
 import { TEST_JWT_SECRET, validWorkItem } from "../helpers/test-app.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 /** A relay to the real PostgreSQL that can drop traffic (freeze) and close every connection (cut). */
 class Relay {
@@ -64,7 +65,7 @@ const item = (companyId: number, customerReference: string): NewWorkItem => ({
   batchMaxItems: 1000,
 });
 
-describe("PostgreSQL unavailable", { skip: !hasPostgres && "PostgreSQL is not available", timeout: 60_000 }, () => {
+describe("PostgreSQL unavailable", { skip: !hasPostgres && "PostgreSQL is not available", timeout: HANG_TIMEOUT_MS }, () => {
   let location: Awaited<ReturnType<typeof postgresBackend.create>>;
   let relay: Relay;
   let url: string;

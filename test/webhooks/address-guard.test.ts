@@ -13,6 +13,7 @@ import { availableBackends } from "../helpers/backends.ts";
 import { bearer, createTestApp, problem, validWorkItem } from "../helpers/test-app.ts";
 import { startReceiver } from "../helpers/webhook-receiver.ts";
 import { createAuthorityGate } from "../../src/bot/authority-gate.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 /** The brief's table: each must be refused at intake and at delivery. */
 const REFUSED_TARGETS = (port: string) => [
@@ -85,7 +86,7 @@ test("checkWebhookTarget resolves host names and checks every address; odd IPv4 
 });
 
 for (const backend of await availableBackends()) {
-  describe(`SSRF guard [${backend.name}]`, { timeout: 60_000 }, () => {
+  describe(`SSRF guard [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     test("intake refuses each non-public target with 400 VALIDATION_FAILED naming webhookUrl, and stores nothing", async () => {
       const t = await createTestApp(backend);
       try {

@@ -9,12 +9,12 @@ import { Webhook } from "standardwebhooks";
 import type { WorkItemView } from "../../src/domain/views.ts";
 import { availableBackends } from "../helpers/backends.ts";
 import { bearer, validWorkItem } from "../helpers/test-app.ts";
-import { waitUntil } from "../helpers/waiting.ts";
+import { HANG_TIMEOUT_MS, waitUntil } from "../helpers/waiting.ts";
 import { signatureHeaders as headersOf, withWebhooks } from "../helpers/webhook-harness.ts";
 import { startReceiver } from "../helpers/webhook-receiver.ts";
 
 for (const backend of await availableBackends()) {
-  describe(`webhook delivery [${backend.name}]`, { timeout: 60_000 }, () => {
+  describe(`webhook delivery [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     test("a Successful item's workitem.succeeded event arrives signed with the company's whsec_ secret", () =>
       withWebhooks(backend, {}, () => 204, async ({ receiver, complete, dispatcher, secret }) => {
         const item = await complete();

@@ -11,14 +11,14 @@ import { describe, test } from "node:test";
 import { availableBackends } from "../helpers/backends.ts";
 import { addItems } from "../helpers/store-items.ts";
 import { validWorkItem } from "../helpers/test-app.ts";
-import { waitUntil } from "../helpers/waiting.ts";
+import { HANG_TIMEOUT_MS, waitUntil } from "../helpers/waiting.ts";
 import { withWebhooks } from "../helpers/webhook-harness.ts";
 import { startReceiver } from "../helpers/webhook-receiver.ts";
 
 const NEVER_ANSWERS = { status: 200, delayMs: 600_000 };
 
 for (const backend of await availableBackends()) {
-  describe(`webhook fairness between companies [${backend.name}]`, { timeout: 120_000 }, () => {
+  describe(`webhook fairness between companies [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     test("B's delivery arrives within 5 s of its decision while A's 100 deliveries hang", () =>
       // The defaults that matter: WEBHOOK_TIMEOUT_MS 15 s, WEBHOOK_CONCURRENCY 8, WEBHOOK_COMPANY_MAX_IN_FLIGHT 7.
       withWebhooks(backend, { WEBHOOK_TIMEOUT_MS: "15000", WEBHOOK_RETRY_BASE_MS: "60000", WEBHOOK_RETRY_MAX_MS: "60000" }, () => NEVER_ANSWERS, async ({ t, tenant, receiver, complete, dispatcher }) => {

@@ -11,6 +11,7 @@ import { verifyWebhook } from "../../src/client/index.ts";
 import { availableBackends } from "../helpers/backends.ts";
 import { signatureHeaders, withWebhooks } from "../helpers/webhook-harness.ts";
 import type { ReceivedRequest } from "../helpers/webhook-receiver.ts";
+import { HANG_TIMEOUT_MS } from "../helpers/waiting.ts";
 
 const signaturesOf = (request: ReceivedRequest) => String(request.headers["webhook-signature"]).split(" ");
 const verifies = (secret: string, request: ReceivedRequest) => {
@@ -23,7 +24,7 @@ const verifies = (secret: string, request: ReceivedRequest) => {
 };
 
 for (const backend of await availableBackends()) {
-  describe(`webhook secret rotation [${backend.name}]`, { timeout: 60_000 }, () => {
+  describe(`webhook secret rotation [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     test("two signatures during the overlap, each verifying with its own secret; one after a revoke", () =>
       withWebhooks(backend, {}, () => 204, async (s) => {
         const old = await s.secret();

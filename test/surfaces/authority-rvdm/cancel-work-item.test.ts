@@ -8,11 +8,12 @@ import { availableBackends } from "../../helpers/backends.ts";
 import { bearer, createTestApp, problem, validWorkItem, type TestApp, type Tenant } from "../../helpers/test-app.ts";
 import { queueAll } from "../../helpers/sweeps.ts";
 import { createAuthorityGate } from "../../../src/bot/authority-gate.ts";
+import { HANG_TIMEOUT_MS } from "../../helpers/waiting.ts";
 
 const itemUrl = (id: number) => `/api/AuthorityRvdm/WorkItem/${id}`;
 
 for (const backend of await availableBackends()) {
-  describe(`DELETE WorkItem/{id} [${backend.name}]`, { timeout: 60_000 }, () => {
+  describe(`DELETE WorkItem/{id} [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     let t: TestApp;
     let owner: Tenant;
     let other: Tenant;

@@ -21,6 +21,7 @@ import { availableBackends } from "../../helpers/backends.ts";
 import { setConfig } from "../../helpers/bot-harness.ts";
 import { bearer, createTestApp, problem, validWorkItem, type TestApp, type Tenant } from "../../helpers/test-app.ts";
 import { startReceiver, type Receiver } from "../../helpers/webhook-receiver.ts";
+import { HANG_TIMEOUT_MS } from "../../helpers/waiting.ts";
 
 type FeedEvent = Static<typeof EventPage>["events"][number];
 
@@ -30,7 +31,7 @@ const ajv = new Ajv({ strict: false, allErrors: true });
 const matchesEventPage = ajv.compile(EventPage);
 
 for (const backend of await availableBackends()) {
-  describe(`GET /api/Events [${backend.name}]`, { timeout: 60_000 }, () => {
+  describe(`GET /api/Events [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     let t: TestApp;
     let sim: AuthoritySim;
     let adapter: AuthorityAdapter;

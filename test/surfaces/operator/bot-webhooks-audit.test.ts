@@ -10,11 +10,12 @@ import { availableBackends } from "../../helpers/backends.ts";
 import { runOneBotPass, withBot } from "../../helpers/bot-harness.ts";
 import { createTestOperator } from "../../helpers/operators.ts";
 import { bearer, createTestApp, problem, validWorkItem } from "../../helpers/test-app.ts";
+import { HANG_TIMEOUT_MS } from "../../helpers/waiting.ts";
 
 type AuditPage = { entries: Array<{ auditId: number; action: string; reason: string; target: Record<string, unknown> }>; nextCursor: string | null };
 
 for (const backend of await availableBackends()) {
-  describe(`operator bot, webhooks and audit [${backend.name}]`, { timeout: 120_000 }, () => {
+  describe(`operator bot, webhooks and audit [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     test("Pause: the bot files nothing of that work type and intake goes on; Resume: it files again", () =>
       withBot(backend, {}, async (s) => {
         const ops = await createTestOperator(s.t.store, "operator");

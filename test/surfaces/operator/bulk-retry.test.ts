@@ -10,6 +10,7 @@ import { availableBackends } from "../../helpers/backends.ts";
 import { runOneBotPass } from "../../helpers/bot-harness.ts";
 import { createTestOperator, type TestOperator } from "../../helpers/operators.ts";
 import { bearer, createTestApp, problem, validWorkItem, type TestApp, type Tenant } from "../../helpers/test-app.ts";
+import { HANG_TIMEOUT_MS } from "../../helpers/waiting.ts";
 
 const REJECTED = { senderChamberOfCommerceNo: { sendValue: "123" } };
 /** More than one chunk of the route's loop (100). */
@@ -52,7 +53,7 @@ describe("retryInChunks", () => {
 });
 
 for (const backend of await availableBackends()) {
-  describe(`operator bulk retry [${backend.name}]`, { timeout: 180_000 }, () => {
+  describe(`operator bulk retry [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     let t: TestApp;
     let many: Tenant;
     let few: Tenant;

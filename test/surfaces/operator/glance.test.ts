@@ -14,11 +14,12 @@ import { availableBackends } from "../../helpers/backends.ts";
 import { runOneBotPass } from "../../helpers/bot-harness.ts";
 import { createTestOperator } from "../../helpers/operators.ts";
 import { bearer, createTestApp, validWorkItem } from "../../helpers/test-app.ts";
+import { HANG_TIMEOUT_MS } from "../../helpers/waiting.ts";
 
 const HOUR_MS = 3_600_000;
 
 for (const backend of await availableBackends()) {
-  describe(`operator glance [${backend.name}]`, { timeout: 120_000 }, () => {
+  describe(`operator glance [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     test("Overview.throughput: 24 hours oldest first, each outcome in the hour it happened; companies' overdue", async () => {
       const t = await createTestApp(backend, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true" });
       try {

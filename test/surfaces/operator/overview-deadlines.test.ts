@@ -11,6 +11,7 @@ import { runOneBotPass } from "../../helpers/bot-harness.ts";
 import { seedDeadlineQueue, type QueueShape } from "../../helpers/deadline-queue.ts";
 import { createTestOperator } from "../../helpers/operators.ts";
 import { bearer, createTestApp } from "../../helpers/test-app.ts";
+import { HANG_TIMEOUT_MS } from "../../helpers/waiting.ts";
 
 const SHAPE: QueueShape = {
   filedLastHour: 3,
@@ -26,7 +27,7 @@ const SHAPE: QueueShape = {
 };
 
 for (const backend of await availableBackends()) {
-  describe(`operator overview: deadlines [${backend.name}]`, { timeout: 120_000 }, () => {
+  describe(`operator overview: deadlines [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     test("overdue, the next five deadlines with their New items and companies, and the items filed in the last hour", async () => {
       const t = await createTestApp(backend);
       try {

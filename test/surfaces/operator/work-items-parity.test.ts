@@ -19,6 +19,7 @@ import { BUSY_COMPANIES, OVERDUE_ITEMS, WAITING_ITEMS, withBusyMorning } from ".
 import { signedInClient, type ConsoleClient } from "../../helpers/console-session.ts";
 import { createTestOperator } from "../../helpers/operators.ts";
 import { bearer, createTestApp, problem, validWorkItem, type TestApp } from "../../helpers/test-app.ts";
+import { HANG_TIMEOUT_MS } from "../../helpers/waiting.ts";
 
 type Page = { items: ListedWorkItem[]; nextCursor: string | null; total: number | null; totalEstimate: number | null };
 
@@ -72,7 +73,7 @@ const CASES: Array<{ name: string; console: string; api: string }> = [
 ];
 
 for (const backend of await availableBackends()) {
-  describe(`the operator API lists what the console lists [${backend.name}]`, { timeout: 300_000 }, () => {
+  describe(`the operator API lists what the console lists [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     test("on the busy morning, in both orders, paged to the end, with each filter of the console", () =>
       withBusyMorning(backend, async ({ t }) => {
         const { token } = await createTestOperator(t.store, "viewer");
@@ -110,7 +111,7 @@ for (const backend of await availableBackends()) {
       }));
   });
 
-  describe(`what a script can get wrong on the list [${backend.name}]`, { timeout: 120_000 }, () => {
+  describe(`what a script can get wrong on the list [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     test("400 problems naming the parameter: another order's cursor, due with another status, too many companies for a name, both company filters, a batch alone", async () => {
       const t = await createTestApp(backend);
       try {

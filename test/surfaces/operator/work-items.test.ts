@@ -12,6 +12,7 @@ import { availableBackends } from "../../helpers/backends.ts";
 import { runOneBotPass } from "../../helpers/bot-harness.ts";
 import { createTestOperator, type TestOperator } from "../../helpers/operators.ts";
 import { bearer, createTestApp, problem, validWorkItem, type TestApp, type Tenant } from "../../helpers/test-app.ts";
+import { HANG_TIMEOUT_MS } from "../../helpers/waiting.ts";
 
 const REJECTED = { senderChamberOfCommerceNo: { sendValue: "123" } };
 type Page = { items: OperatorWorkItemView[]; nextCursor: string | null };
@@ -19,7 +20,7 @@ type Detail = OperatorWorkItemView & { timeline: TimelineEntry[] };
 type Audit = { entries: Array<{ action: string; reason: string; operator: { email: string }; target: Record<string, unknown> }> };
 
 for (const backend of await availableBackends()) {
-  describe(`operator work items [${backend.name}]`, { timeout: 120_000 }, () => {
+  describe(`operator work items [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     let t: TestApp;
     let acme: Tenant;
     let beta: Tenant;

@@ -13,7 +13,7 @@ import type { WebhookDeliveryPage, WebhookDeliveryView } from "../../../src/webh
 import { assertForeignIdIsNotFound, assertRouteIsGuarded } from "../../helpers/auth-matrix.ts";
 import { availableBackends } from "../../helpers/backends.ts";
 import { bearer, problem, validWorkItem, type Tenant } from "../../helpers/test-app.ts";
-import { waitUntil } from "../../helpers/waiting.ts";
+import { HANG_TIMEOUT_MS, waitUntil } from "../../helpers/waiting.ts";
 import { signatureHeaders, withWebhooks, type WebhookSetup } from "../../helpers/webhook-harness.ts";
 
 const LIST = "/api/Webhooks/Deliveries";
@@ -37,7 +37,7 @@ async function deliverUntil(s: WebhookSetup, done: () => boolean, what: string):
 }
 
 for (const backend of await availableBackends()) {
-  describe(`webhook deliveries [${backend.name}]`, { timeout: 60_000 }, () => {
+  describe(`webhook deliveries [${backend.name}]`, { timeout: HANG_TIMEOUT_MS }, () => {
     test("every attempt is recorded: a receiver failing twice, then accepting", () =>
       withWebhooks(backend, {}, (i) => (i < 2 ? 500 : 204), async (s) => {
         const item = await s.complete();
