@@ -22,7 +22,8 @@
  * withdrawals), filing-queue (what the bot claims), outcomes (what its calls made of items),
  * capacity (the authority's slots), breaker (its circuit breaker), webhooks, events (the feed),
  * operators (their accounts), operator-reads and operator-actions (what operators read and do),
- * erasure (items past their retention) and company-erasure (a company that leaves, SPEC §22).
+ * erasure (items past their retention), company-erasure (a company that leaves) and export (its
+ * items as it takes them along, SPEC §22).
  * Import them from here.
  */
 import type { SchemaStatus } from "./migrations.ts";
@@ -32,6 +33,7 @@ import type { CapacityStore } from "./types/capacity.ts";
 import type { CompanyErasureStore } from "./types/company-erasure.ts";
 import type { ErasureStore } from "./types/erasure.ts";
 import type { EventsStore } from "./types/events.ts";
+import type { ExportStore } from "./types/export.ts";
 import type { FilingQueueStore } from "./types/filing-queue.ts";
 import type { FollowUpsStore } from "./types/follow-ups.ts";
 import type { OperatorActionsStore } from "./types/operator-actions.ts";
@@ -47,6 +49,7 @@ export type * from "./types/capacity.ts";
 export type * from "./types/company-erasure.ts";
 export type * from "./types/erasure.ts";
 export type * from "./types/events.ts";
+export type * from "./types/export.ts";
 export type * from "./types/filing-queue.ts";
 export type * from "./types/follow-ups.ts";
 export type * from "./types/operator-actions.ts";
@@ -101,7 +104,8 @@ export interface Store
     OperatorReadsStore,
     OperatorActionsStore,
     ErasureStore,
-    CompanyErasureStore {
+    CompanyErasureStore,
+    ExportStore {
   readonly kind: "sqlite" | "postgres";
   readonly flags: StoreFlags;
 
