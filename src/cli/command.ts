@@ -23,6 +23,11 @@ interface CommandBase {
   positionals?: number;
   /** Text for a person; --json prints the run's result instead. */
   human(result: unknown): string;
+  /**
+   * It writes its own output to stdout as it goes (`companies export`'s JSON Lines); its result is
+   * then told on stderr, as `human` says it, and with --json too.
+   */
+  streams?: true;
 }
 
 /** A command over the store's services. */

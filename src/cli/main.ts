@@ -13,6 +13,7 @@ import type { Store } from "../store/store.ts";
 import { CommandFailedError, UsageError, type Command } from "./command.ts";
 import { botRunOnce } from "./commands/bot.ts";
 import { companiesCreate, companiesErase, companiesRename } from "./commands/companies.ts";
+import { companiesExport } from "./commands/export.ts";
 import { dbBackup, dbDistribute, dbMigrate, dbRestore, dbStatus } from "./commands/db.ts";
 import { keysCreate, keysList, keysRevoke } from "./commands/keys.ts";
 import { operatorCommands } from "./commands/operators.ts";
@@ -21,7 +22,7 @@ import { webhooksSecret } from "./commands/webhooks.ts";
 /** As the README says to call it: `-s` keeps npm's banner off stdout, so `--json` prints one document. */
 const HOW_TO_CALL = "npm run -s cli --";
 
-export const commands: Command[] = [companiesCreate, companiesRename, companiesErase, keysCreate, keysList, keysRevoke, webhooksSecret, botRunOnce, ...operatorCommands, dbStatus, dbMigrate, dbBackup, dbRestore, dbDistribute];
+export const commands: Command[] = [companiesCreate, companiesRename, companiesExport, companiesErase, keysCreate, keysList, keysRevoke, webhooksSecret, botRunOnce, ...operatorCommands, dbStatus, dbMigrate, dbBackup, dbRestore, dbDistribute];
 
 function usage(): string {
   const width = Math.max(...commands.map((c) => c.usage.length));
@@ -108,6 +109,10 @@ async function run(argv: string[], outcome: Outcome): Promise<number> {
       const { openStore } = await import("../store/open-store.ts");
       store = await openStore(config.store, { migrations: command.migrations ?? (config.migrateOnStart ? "apply" : "require") });
       result = await command.run({ store, config, flags, positionals });
+    }
+    if (command.streams) {
+      process.stderr.write(`${command.human(result)}\n`);
+      return 0;
     }
     return outcome.done(result, command.human(result));
   } catch (error) {

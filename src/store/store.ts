@@ -22,8 +22,8 @@
  * withdrawals), filing-queue (what the bot claims), outcomes (what its calls made of items),
  * capacity (the authority's slots), breaker (its circuit breaker), webhooks, events (the feed),
  * operators (their accounts), operator-reads, operator-items and operator-actions (what operators
- * read, list and do), erasure (items past their retention) and company-erasure (a company that
- * leaves, SPEC §22).
+ * read, list and do), erasure (items past their retention), company-erasure (a company that
+ * leaves) and export (its items as it takes them along, SPEC §22).
  * Import them from here.
  */
 import type { SchemaStatus } from "./migrations.ts";
@@ -33,6 +33,7 @@ import type { CapacityStore } from "./types/capacity.ts";
 import type { CompanyErasureStore } from "./types/company-erasure.ts";
 import type { ErasureStore } from "./types/erasure.ts";
 import type { EventsStore } from "./types/events.ts";
+import type { ExportStore } from "./types/export.ts";
 import type { FilingQueueStore } from "./types/filing-queue.ts";
 import type { FollowUpsStore } from "./types/follow-ups.ts";
 import type { OperatorActionsStore } from "./types/operator-actions.ts";
@@ -49,6 +50,7 @@ export type * from "./types/capacity.ts";
 export type * from "./types/company-erasure.ts";
 export type * from "./types/erasure.ts";
 export type * from "./types/events.ts";
+export type * from "./types/export.ts";
 export type * from "./types/filing-queue.ts";
 export type * from "./types/follow-ups.ts";
 export type * from "./types/operator-actions.ts";
@@ -105,7 +107,8 @@ export interface Store
     OperatorItemsStore,
     OperatorActionsStore,
     ErasureStore,
-    CompanyErasureStore {
+    CompanyErasureStore,
+    ExportStore {
   readonly kind: "sqlite" | "postgres";
   readonly flags: StoreFlags;
 

@@ -13,6 +13,7 @@ import { companyErasureStore } from "./company-erasure.ts";
 import { addFollowUp } from "./follow-ups.ts";
 import { erasureStore } from "./erasure.ts";
 import { eventsStore } from "./events.ts";
+import { exportStore } from "./export.ts";
 import { filingQueueStore } from "./filing-queue.ts";
 import { operatorActionsStore } from "./operator-actions.ts";
 import { operatorItemsStore } from "./operator-items.ts";
@@ -76,5 +77,6 @@ export function createSqlStore(backend: Backend): Store {
     ...operatorActionsStore(db),
     ...erasureStore(db, backend.flags),
     ...companyErasureStore(db, backend.flags),
+    ...exportStore(db),
   };
 }

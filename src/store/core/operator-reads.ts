@@ -147,14 +147,7 @@ export function operatorReadsStore(db: DatabasePort): OperatorReadsStore {
         db.all<HistoryRow>(OPERATOR_READS_SQL.itemHistory, [item.companyId, workItemId]),
         db.all<WebhookAttemptRow>(OPERATOR_READS_SQL.itemWebhookAttempts, [item.companyId, workItemId]),
       ]);
-      const timeline: TimelineEntry[] = [
-        { at: item.createdAt, kind: "created", status: "New", detail: `In batch ${item.workBatchId}`, operator: null, reason: null },
-        ...history.map(toTimelineEntry),
-        ...webhooks.map(webhookEntry),
-      ];
-      // Stable: entries of one instant keep the order they were recorded in.
-      timeline.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
-      return { item, timeline };
+      return { item, timeline: timelineOf(item, history, webhooks) };
     },
 
     async listAllWebhookDeliveries(query) {
@@ -171,7 +164,23 @@ export function operatorReadsStore(db: DatabasePort): OperatorReadsStore {
   };
 }
 
-interface HistoryRow {
+/**
+ * An item's timeline (SPEC §12.2), oldest first: its creation, its history (in entry order) and
+ * its webhook attempts (by time, delivery and attempt). The operator's item and the export
+ * (core/export.ts) make it here alike.
+ */
+export function timelineOf(item: { createdAt: string; workBatchId: number }, history: HistoryRow[], webhooks: WebhookAttemptRow[]): TimelineEntry[] {
+  const timeline: TimelineEntry[] = [
+    { at: item.createdAt, kind: "created", status: "New", detail: `In batch ${item.workBatchId}`, operator: null, reason: null },
+    ...history.map(toTimelineEntry),
+    ...webhooks.map(webhookEntry),
+  ];
+  // Stable: entries of one instant keep the order they were recorded in.
+  timeline.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+  return timeline;
+}
+
+export interface HistoryRow {
   at: string | Date;
   kind: HistoryEntry["kind"];
   status: WorkItemStatus | null;
@@ -190,7 +199,7 @@ const toTimelineEntry = (row: HistoryRow): TimelineEntry => ({
   reason: row.reason,
 });
 
-interface WebhookAttemptRow {
+export interface WebhookAttemptRow {
   delivery_id: Id;
   event_type: string;
   url: string;
