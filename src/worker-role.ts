@@ -1,10 +1,12 @@
 /**
  * The worker role (ROLE=all|worker): the bot on its schedule and the webhook dispatcher, with
- * the authority adapter they need, and the sweeps of data past its retention (SPEC §13) after
- * each bot pass (and each minute of a pass that goes on). Everything it starts, stop() stops.
+ * the authority adapter they need, the sweeps of data past its retention (SPEC §13, §22) after
+ * each bot pass (and each minute of a pass that goes on), and the company erases under way
+ * (SPEC §22). Everything it starts, stop() stops.
  */
 import type { Logger } from "pino";
 import type { Config } from "./config.ts";
+import { startErasureRunner, type ErasureRunner } from "./admin/company-erasure.ts";
 import { newWorkerId, openAuthority, type OpenedAuthority } from "./bot/authority.ts";
 import { createAuthorityGate, type AuthorityGate } from "./bot/authority-gate.ts";
 import { runBotOnce, type BotEvents } from "./bot/run-once.ts";
@@ -40,6 +42,8 @@ export interface WorkerRole {
   gate: AuthorityGate;
   cron: BotCron;
   dispatcher: Dispatcher;
+  /** Carries on the company erases under way (SPEC §22). */
+  erasures: ErasureRunner;
   stop(): Promise<void>;
 }
 
@@ -91,6 +95,7 @@ export async function startWorkerRole(config: Config, deps: WorkerRoleDeps): Pro
       }),
   });
   dispatcher.start();
+  const erasures = startErasureRunner({ store: deps.store, logger });
   logger.info({ schedule: config.botSchedule, nextRunAt: cron.nextRunAt()?.toISOString() }, "bot and webhook dispatcher started");
   return {
     workerId,
@@ -98,7 +103,9 @@ export async function startWorkerRole(config: Config, deps: WorkerRoleDeps): Pro
     gate,
     cron,
     dispatcher,
+    erasures,
     async stop() {
+      await erasures.stop();
       await cron.stop();
       await dispatcher.stop();
       await authority.close();

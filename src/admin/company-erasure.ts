@@ -123,3 +123,52 @@ export async function eraseCompany(
     if (step.kind === "waiting") await sleep(step.retryInMs, undefined, options.signal ? { signal: options.signal } : {});
   }
 }
+
+export interface ErasureRunner {
+  stop(): Promise<void>;
+}
+
+/**
+ * The worker role's part (SPEC §22): carries on every erase under way, begun by the operator API
+ * or left by a CLI run that was killed, in bounded steps of `budgetMs`, and looks for new ones
+ * every `intervalMs`. Its log lines name ids and counts only.
+ */
+export function startErasureRunner(deps: {
+  store: Store;
+  logger: { info(fields: object, message: string): void; warn(fields: object, message: string): void };
+  intervalMs?: number;
+  budgetMs?: number;
+}): ErasureRunner {
+  const { store, logger } = deps;
+  const stopping = new AbortController();
+  const onProgress = (companyId: number) => (progress: ErasureProgress) => {
+    if (progress.kind === "keysRevoked") logger.info({ companyId }, "erase: the company's keys are revoked");
+    if (progress.kind === "deleting") logger.info({ companyId, items: progress.items }, "erase: the company's work is stopped; deleting its rows");
+  };
+  /** One look at every erase under way; true when one has rows left to delete now. */
+  const round = async (): Promise<boolean> => {
+    let more = false;
+    for (const { companyId } of await store.companyErasures()) {
+      if (stopping.signal.aborted) break;
+      const step = await advanceCompanyErasure(store, companyId, { budgetMs: deps.budgetMs ?? 2000, onProgress: onProgress(companyId) });
+      if (step.kind === "deleting") more = true;
+      if (step.kind === "erased") logger.info({ companyId, items: step.erased.items }, "erase: company erased");
+    }
+    return more;
+  };
+  const done = (async () => {
+    while (!stopping.signal.aborted) {
+      const more = await round().catch((error: unknown) => {
+        logger.warn({ err: error }, "erase: a step failed; the next round tries again");
+        return false;
+      });
+      await sleep(more ? 0 : (deps.intervalMs ?? 1000), undefined, { signal: stopping.signal }).catch(() => undefined);
+    }
+  })();
+  return {
+    async stop() {
+      stopping.abort();
+      await done;
+    },
+  };
+}

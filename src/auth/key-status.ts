@@ -79,4 +79,10 @@ export class KeyStatusCache {
   forget(companyId: number, keyId: string): void {
     if (this.entries.get(companyId)?.delete(keyId)) this.size -= 1;
   }
+
+  /** Forget every key of a company at once in this process (right after its keys were revoked for its erase). */
+  forgetCompany(companyId: number): void {
+    this.size -= this.entries.get(companyId)?.size ?? 0;
+    this.entries.delete(companyId);
+  }
 }

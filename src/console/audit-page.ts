@@ -5,7 +5,7 @@ import { ApiError } from "../errors.ts";
 import type { AuditEntry } from "../store/store.ts";
 import { companyLabel, companyNames, type CompanyNames } from "./company-names.ts";
 import { html, queryString, type Html } from "./html.ts";
-import { nextPageLink, page, time } from "./layout.ts";
+import { count, nextPageLink, page, time } from "./layout.ts";
 import { positiveInteger, queryFields } from "./params.ts";
 import { viewerOf } from "./security.ts";
 
@@ -18,6 +18,8 @@ function target(entry: AuditEntry, names: CompanyNames): Html {
   if (entry.signIn?.method === "oidc") return html`the console, through ${entry.signIn.issuer} as ${entry.signIn.subject}`;
   if (entry.signIn) return html`the console, with a password`;
   const { companyId, workItemId, workType, deliveryId } = entry.target;
+  // Nothing of an erased company is left to link to.
+  if (entry.action === "company.erased") return html`company #${companyId}, erased with its ${count(entry.items ?? 0)} items`;
   const parts: Html[] = [];
   if (workItemId !== null) parts.push(html`item <a href="/console/work-items/${workItemId}">${workItemId}</a>`);
   if (deliveryId !== null) parts.push(html`delivery <a href="/console/webhook-deliveries${queryString({ companyId: companyId ?? undefined, cursor: deliveryId + 1 })}">${deliveryId}</a>`);

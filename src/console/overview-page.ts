@@ -14,7 +14,8 @@ import { deadlinesSection } from "./deadlines-chart.ts";
 import { count, csrfField, page, reasonField, time, type Viewer } from "./layout.ts";
 import { formField, operatorAction, viewerOf } from "./security.ts";
 import { throughputSection } from "./throughput-chart.ts";
-import type { Activity } from "../store/store.ts";
+import type { Activity, CompanyErasure } from "../store/store.ts";
+import { erasuresSection } from "./erasures.ts";
 
 type RecentActivity = Awaited<ReturnType<typeof recentActivity>>;
 
@@ -87,9 +88,10 @@ ${reasonField("pause-reason")}
 }
 
 /** The part of the page the refresh replaces: everything that changes on its own. */
-function liveOverview(overview: Overview, recent: RecentActivity, viewer: Viewer, now: Date): Html {
+function liveOverview(overview: Overview, recent: RecentActivity, erasures: CompanyErasure[], viewer: Viewer, now: Date): Html {
   return html`<div id="overview-live" data-refresh="/console/overview/live" data-refresh-seconds="30">
 <p class="muted" aria-live="off">As of ${time(now.toISOString(), viewer.timeZone)}; refreshed every 30 seconds.</p>
+${erasuresSection(erasures, viewer)}
 <div class="charts">
 ${deadlinesSection(overview, now, viewer.timeZone)}
 ${throughputSection(overview.throughput, viewer.timeZone)}
@@ -101,8 +103,8 @@ ${throughputSection(overview.throughput, viewer.timeZone)}
 
 async function overviewNow(ctx: AppContext, viewer: Viewer): Promise<Html> {
   const now = new Date();
-  const [overview, recent] = await Promise.all([buildOverview(ctx.store, ctx.config, now), recentActivity(ctx.store, viewer.timeZone, now)]);
-  return liveOverview(overview, recent, viewer, now);
+  const [overview, recent, erasures] = await Promise.all([buildOverview(ctx.store, ctx.config, now), recentActivity(ctx.store, viewer.timeZone, now), ctx.store.companyErasures()]);
+  return liveOverview(overview, recent, erasures, viewer, now);
 }
 
 export function registerOverviewPage(app: FastifyInstance, ctx: AppContext): void {

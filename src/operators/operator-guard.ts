@@ -11,7 +11,7 @@ import { ApiError } from "../errors.ts";
 import type { Operator } from "../store/store.ts";
 import { OPERATOR_TOKEN_PREFIX } from "./credentials.ts";
 import type { OperatorAuth } from "./operator-auth.ts";
-import { actionBy, mayAct } from "./roles.ts";
+import { actionBy, mayAct, mayAdminister } from "./roles.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -61,6 +61,12 @@ function isIntegratorToken(deps: Pick<OperatorGuardDeps, "tokens">, token: strin
 export async function requireActingRole(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
   if (!mayAct(request.operator.role)) {
     throw new ApiError("FORBIDDEN", `Operator role ${request.operator.role} may only read; retrying, cancelling, pausing, resuming and redelivering need role operator or admin.`);
+  }
+}
+
+export async function requireAdmin(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+  if (!mayAdminister(request.operator.role)) {
+    throw new ApiError("FORBIDDEN", `Operator role ${request.operator.role} may not do this; erasing a company and taking its export need role admin.`);
   }
 }
 

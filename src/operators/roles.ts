@@ -6,6 +6,9 @@ export const OPERATOR_ROLES: readonly OperatorRole[] = ["viewer", "operator", "a
 /** viewer reads (the audit log too); operator and admin also retry, cancel, pause, resume and redeliver. */
 export const mayAct = (role: OperatorRole): boolean => role === "operator" || role === "admin";
 
+/** Only an admin erases a company or takes its export (SPEC §22). */
+export const mayAdminister = (role: OperatorRole): boolean => role === "admin";
+
 /** A state-changing call's reason (SPEC §12.2): it lands in the audit log and the item's timeline. */
 export const REASON_MAX_LENGTH = 500;
 

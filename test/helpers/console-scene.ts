@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import type { AxeResults } from "axe-core";
 import { chromium, type Browser, type Page } from "playwright-core";
 import type { BotCounts } from "../../src/bot/run-once.ts";
+import type { Store } from "../../src/store/store.ts";
 import { createOperatorAccount } from "../../src/operators/accounts.ts";
 import { sqliteBackend } from "./backends.ts";
 import { withBot } from "./bot-harness.ts";
@@ -43,6 +44,8 @@ export interface ConsoleScene extends BrowserScene {
   failedItem: { workItemId: number; customerReference: string };
   /** One bot pass against the (now healthy) simulator. */
   runBot(): Promise<BotCounts>;
+  /** The store the console serves. */
+  store: Store;
 }
 
 export async function withConsoleScene(body: (scene: ConsoleScene) => Promise<void>): Promise<void> {
@@ -71,6 +74,7 @@ export async function withConsoleScene(body: (scene: ConsoleScene) => Promise<vo
         admin,
         failedItem: { workItemId: failed.workItemId, customerReference: "ORDER-2026-0042" },
         runBot: () => run(),
+        store: t.store,
         browser,
       });
     } finally {

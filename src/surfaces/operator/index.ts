@@ -9,8 +9,11 @@ import { answerNoStore } from "../../http/no-store.ts";
 import { refuseUnknownQueryParameters } from "../../http/query-shape.ts";
 import { createOperatorGuard } from "../../operators/operator-guard.ts";
 import * as cancelWorkItem from "./cancel-work-item.ts";
+import * as eraseCompany from "./erase-company.ts";
+import * as exportCompany from "./export-company.ts";
 import * as getWorkItem from "./get-work-item.ts";
 import * as listAudit from "./list-audit.ts";
+import * as listErasures from "./list-erasures.ts";
 import * as listWorkItems from "./list-work-items.ts";
 import * as overview from "./overview.ts";
 import * as pauseBot from "./pause-bot.ts";
@@ -20,7 +23,7 @@ import * as retryWorkItem from "./retry-work-item.ts";
 import * as retryWorkItems from "./retry-work-items.ts";
 import * as stopWebhookDelivery from "./stop-webhook-delivery.ts";
 
-export const routes = [overview, listWorkItems, getWorkItem, retryWorkItem, retryWorkItems, cancelWorkItem, pauseBot, resumeBot, redeliverWebhook, stopWebhookDelivery, listAudit];
+export const routes = [overview, listWorkItems, getWorkItem, retryWorkItem, retryWorkItems, cancelWorkItem, pauseBot, resumeBot, redeliverWebhook, stopWebhookDelivery, listAudit, exportCompany, eraseCompany, listErasures];
 
 export { OPERATOR_SECURITY_SCHEME } from "./schemas.ts";
 

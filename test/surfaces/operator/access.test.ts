@@ -15,6 +15,9 @@ import { bearer, createTestApp, problem, validWorkItem, type TestApp, type Tenan
 import { waitUntil } from "../../helpers/waiting.ts";
 
 const isStateChanging = (operation: ApiOperation) => operation.method !== "GET";
+/** A company's export and erase (SPEC §22) are an admin's alone. */
+const ADMIN_ONLY = new Set(["GET /api/Operator/Companies/{companyId}/Export", "POST /api/Operator/Companies/{companyId}/Erase"]);
+const isAdminOnly = (operation: ApiOperation) => ADMIN_ONLY.has(describeOperation(operation));
 
 function assertProblem(response: LightMyRequestResponse, status: number, where: string): void {
   assert.equal(response.statusCode, status, `${where}: ${response.statusCode} ${response.body}`);
@@ -39,6 +42,8 @@ for (const backend of await availableBackends()) {
       ids.workItemId = added.json<{ workItemId: number }>().workItemId;
       ids.workBatchId = added.json<{ workBatchId: number }>().workBatchId;
       ids.deliveryId = 424242;
+      // No such company: a call that passes the guard finds nothing to erase.
+      ids.companyId = 424243;
       viewer = await createTestOperator(t.store, "viewer");
       operator = await createTestOperator(t.store, "operator");
       const operations = await apiOperations(t.app);
@@ -55,8 +60,9 @@ for (const backend of await availableBackends()) {
         ...(operation.jsonBody ? { payload: JSON.stringify(exampleBody(operation)) } : {}),
       });
 
-    test("the published operator routes are the ten of SPEC §12.2 and Stop of §16, none behind the integrator guard", () => {
-      assert.equal(operatorRoutes.length, 11, operatorRoutes.map(describeOperation).join(", "));
+    test("the published operator routes are the ten of SPEC §12.2, Stop of §16, and the export, erase and erasures of §22, none behind the integrator guard", () => {
+      assert.equal(operatorRoutes.length, 14, operatorRoutes.map(describeOperation).join(", "));
+      assert.ok([...ADMIN_ONLY].every((route) => operatorRoutes.some((operation) => describeOperation(operation) === route)), "the admin's routes are published");
       assert.ok(operatorRoutes.every((operation) => operation.path.startsWith("/api/Operator/") && !operation.protected));
     });
 
@@ -106,7 +112,10 @@ for (const backend of await availableBackends()) {
       const rows = await t.countRows();
       for (const operation of operatorRoutes) {
         const response = await call(operation, bearer(viewer.token));
-        if (isStateChanging(operation)) {
+        if (isAdminOnly(operation)) {
+          assertProblem(response, 403, `${describeOperation(operation)} as viewer`);
+          assert.match(problem(response).detail, /need role admin/);
+        } else if (isStateChanging(operation)) {
           assertProblem(response, 403, `${describeOperation(operation)} as viewer`);
           assert.match(problem(response).detail, /viewer may only read/);
         } else {
@@ -118,10 +127,11 @@ for (const backend of await availableBackends()) {
       assert.deepEqual(audit.json<{ entries: unknown[] }>().entries, [], "no action was recorded");
     });
 
-    test("the role operator passes the role check on every state-changing route", async () => {
+    test("the role operator passes the role check on every state-changing route but an admin's", async () => {
       for (const operation of operatorRoutes.filter(isStateChanging)) {
         const response = await call(operation, bearer(operator.token));
-        assert.ok(response.statusCode !== 403 && response.statusCode < 500, `${describeOperation(operation)}: ${response.statusCode} ${response.body}`);
+        if (isAdminOnly(operation)) assertProblem(response, 403, `${describeOperation(operation)} needs an admin`);
+        else assert.ok(response.statusCode !== 403 && response.statusCode < 500, `${describeOperation(operation)}: ${response.statusCode} ${response.body}`);
       }
     });
 
