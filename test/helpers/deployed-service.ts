@@ -9,14 +9,14 @@
 import assert from "node:assert/strict";
 import { Agent, fetch as undiciFetch } from "undici";
 import { validWorkItem } from "./test-app.ts";
-import { waitUntil } from "./waiting.ts";
+import { HANG_TIMEOUT_MS, waitUntil } from "./waiting.ts";
 
 const freshConnections = new Agent({ pipelining: 0 });
 export const fetchFresh = (url: string, init: Parameters<typeof undiciFetch>[1] = {}) => undiciFetch(url, { ...init, dispatcher: freshConnections });
 export const closeFreshConnections = () => freshConnections.close();
 
 /** Resolves once GET `url` answers 2xx; a deployment starts its parts in any order. */
-export const waitForOk = (what: string, url: string, timeoutMs = 180_000) =>
+export const waitForOk = (what: string, url: string, timeoutMs = HANG_TIMEOUT_MS) =>
   waitUntil(what, async () => (await fetchFresh(url).catch(() => undefined))?.ok, timeoutMs, 250);
 
 export interface FiledItem {
@@ -49,7 +49,7 @@ export async function fileOneItem(options: { loginUrl: string; addUrl: string; k
       const item = (await read.json()) as FiledItem;
       return item.status === "Successful" ? item : undefined;
     },
-    180_000,
+    HANG_TIMEOUT_MS,
     500,
   );
 }

@@ -31,7 +31,7 @@ import { createPodmanStore, imageToolsMissing, run, type PodmanStore } from "../
 import { freePort, REPO_ROOT } from "../helpers/processes.ts";
 import { metricValue } from "../helpers/prometheus.ts";
 import { TEST_JWT_SECRET, validWorkItem } from "../helpers/test-app.ts";
-import { waitUntil } from "../helpers/waiting.ts";
+import { HANG_TIMEOUT_MS, waitUntil } from "../helpers/waiting.ts";
 
 const BUILD_TIMEOUT_MS = 30 * 60_000;
 
@@ -126,7 +126,7 @@ describe("the image", { skip: missing ?? false, timeout: 3 * BUILD_TIMEOUT_MS },
     const start = async (name: string) => {
       const startedAt = Date.now();
       await first.podmanOk(["run", "--detach", "--name", name, ...common, "--publish", `127.0.0.1:${port}:8080`, TAG]);
-      await waitUntil("/readyz", async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.ok, 60_000, 100);
+      await waitUntil("/readyz", async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.ok, HANG_TIMEOUT_MS, 100);
       return Date.now() - startedAt;
     };
     const readyMs = await start("wia-api");
@@ -178,7 +178,7 @@ describe("the image", { skip: missing ?? false, timeout: 3 * BUILD_TIMEOUT_MS },
       const status = JSON.parse(await first.podmanOk(["run", "--rm", ...env, TAG, "db", "status", "--json"])) as { pending: unknown[] };
       assert.deepEqual(status.pending, []);
       await first.podmanOk(["run", "--detach", "--name", "wia-pg", ...env, "--env", `PORT=${port}`, "--env", "HOST=127.0.0.1", "--env", "MIGRATE_ON_START=false", TAG]);
-      await waitUntil("/readyz on PostgreSQL", async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.ok, 60_000, 100);
+      await waitUntil("/readyz on PostgreSQL", async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.ok, HANG_TIMEOUT_MS, 100);
       const key = JSON.parse(await first.podmanOk(["run", "--rm", ...env, TAG, "keys", "create", "--company-id", "43", "--json"])) as { apiKey: string; secret: string };
       const login = await fetch(`http://127.0.0.1:${port}/api/Login/Authenticate`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ apiKey: key.apiKey, secret: key.secret }) });
       assert.equal(login.status, 200);
@@ -227,7 +227,7 @@ describe("the image", { skip: missing ?? false, timeout: 3 * BUILD_TIMEOUT_MS },
           const list = (await (await fetch(`http://127.0.0.1:${ports.receiver}/received`)).json()) as Received[];
           return list.find((request) => request.body.includes(`"workItemId":${item.workItemId}`) && request.body.includes("Successful"));
         },
-        120_000,
+        HANG_TIMEOUT_MS,
         500,
       );
       assert.ok(received.headers["webhook-signature"], "signed");
@@ -243,7 +243,7 @@ describe("the image", { skip: missing ?? false, timeout: 3 * BUILD_TIMEOUT_MS },
           const active = answer.data.activeTargets;
           return active.length === 3 && active.every((target) => target.health === "up") ? active : undefined;
         },
-        120_000,
+        HANG_TIMEOUT_MS,
         1000,
       );
       assert.deepEqual(targets.map((target) => `${target.labels.job} ${target.labels.instance}`).sort(), ["work-item-api api-1:8080", "work-item-api api-2:8080", "work-item-api worker:8080"]);
@@ -293,7 +293,7 @@ describe("the image", { skip: missing ?? false, timeout: 3 * BUILD_TIMEOUT_MS },
         const state = (await first.podmanOk(["inspect", "work-item-api-migrate-migrate", "--format", "{{.State.Status}} {{.State.ExitCode}}"])).trim();
         return state === "exited 0" ? state : undefined;
       },
-      180_000,
+      HANG_TIMEOUT_MS,
       500,
     );
     await play(write("deployments.yaml", files.deployments), configMaps);

@@ -10,7 +10,7 @@ import { after, before, describe, test } from "node:test";
 import pg from "pg";
 import { freePort, REPO_ROOT, runCli } from "../helpers/processes.ts";
 import { createPodmanStore, imageToolsMissing, run } from "../helpers/podman.ts";
-import { waitUntil } from "../helpers/waiting.ts";
+import { HANG_TIMEOUT_MS, waitUntil } from "../helpers/waiting.ts";
 
 const TAG = "work-item-api-postgres:test";
 const PASSWORD = "a-password-for-the-test";
@@ -35,7 +35,7 @@ describe("the PostgreSQL image", { skip: missing ?? false, timeout: 30 * 60_000 
     };
     const start = async () => {
       await store.podmanOk(["start", "wia-postgres"]);
-      const client = await waitUntil("PostgreSQL to take connections", () => connect(PASSWORD).catch(() => undefined), 60_000, 200);
+      const client = await waitUntil("PostgreSQL to take connections", () => connect(PASSWORD).catch(() => undefined), HANG_TIMEOUT_MS, 200);
       await client.end();
     };
     await store.podmanOk([
