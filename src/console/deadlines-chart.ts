@@ -16,6 +16,8 @@ const TRACK_TOP = 21;
 const TRACK_HEIGHT = 22;
 const BAR_INSET = 5;
 const NUB_PX = 4;
+/** The Overdue bar is at least 1/OVERDUE_MIN_SHARE of the chart's width. */
+const OVERDUE_MIN_SHARE = 10;
 /** Where "N late" leads: the waiting items, the most urgent first. */
 const OVERDUE_LIST = "/console/work-items?due=overdue&sort=deadline";
 const WAITING_BY_DEADLINE = "/console/work-items?status=New&sort=deadline";
@@ -97,11 +99,14 @@ export function deadlinesSection(overview: Overview, now: Date, timeZone: string
 ${chartFigure({
     id: "deadlines",
     title: "Deadlines",
-    description: "A bar per deadline: the items waiting to be filed, against what the bot can file before the deadline at the last hour's rate. The table below has the numbers.",
+    description: "A bar per deadline: the items waiting to be filed, against what the bot can file before the deadline at the last hour's rate. The Overdue bar, which has nothing to be set against, is drawn against the most items waiting for one deadline, and at least a tenth of the width. The table below has the numbers.",
     height: rows.length * ROW_HEIGHT,
     figureClass: "deadlines",
     defs: html`<pattern id="deadlines-late-stripes" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" class="dl-stripe-ground"></rect><rect width="3" height="6" class="dl-stripe"></rect></pattern>`,
-    marks: rows.map((row, index) => barRow(row, index, scale, rateKnown, now, timeZone)),
+    // The Overdue bar has no room to set it against: on the room's scale a few overdue items
+    // beside a day's capacity were a sliver, so it is drawn against the longest queue instead,
+    // and never shorter than a tenth of the chart.
+    marks: rows.map((row, index) => barRow(row, index, row.deadlineAt === null ? Math.min(largest, row.unsubmitted * OVERDUE_MIN_SHARE) : scale, rateKnown, now, timeZone)),
     legend: [
       ...(rateKnown ? [{ className: "dl-room", label: "what the bot can file in time", shape: "block" } as const] : []),
       { className: rateKnown ? "dl-in-time" : "dl-waiting", label: rateKnown ? "waiting, filed in time" : "waiting", shape: "bar" },

@@ -7,7 +7,8 @@ import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../app-context.ts";
 import { ApiError } from "../errors.ts";
 import { mayAct } from "../operators/roles.ts";
-import type { WebhookAttempt, WebhookDeliveryRecord, WebhookDeliveryStatus } from "../store/store.ts";
+import { companiesMatching } from "../operators/work-item-list.ts";
+import type { CompanyName, WebhookAttempt, WebhookDeliveryRecord, WebhookDeliveryStatus } from "../store/store.ts";
 import { companyLabel, companyNames, type CompanyNames } from "./company-names.ts";
 import { html, queryString, type Html } from "./html.ts";
 import { confirmationNotice, csrfField, nextPageLink, page, reasonField, statusBadge, time, type Viewer } from "./layout.ts";
@@ -17,7 +18,7 @@ import { formField, operatorAction, viewerOf } from "./security.ts";
 const PAGE_SIZE = 50;
 const DELIVERY_STATUSES: readonly WebhookDeliveryStatus[] = ["pending", "delivered", "failed"];
 /** The query parameters the page reads: its filters, page link and the confirmation of an action. */
-export const DELIVERIES_QUERY = ["status", "companyId", "cursor", "done", "delivery"] as const;
+export const DELIVERIES_QUERY = ["status", "company", "companyId", "cursor", "done", "delivery"] as const;
 
 const answered = (attempt: WebhookAttempt) => attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode <= 299;
 
@@ -50,10 +51,19 @@ function deliveryRow(delivery: WebhookDeliveryRecord & { companyId: number }, vi
   return html`<tr>
 <td data-label="Status">${status}</td><td data-label="Event">${delivery.type}</td>
 <td class="num" data-label="Delivery">${delivery.deliveryId}</td>
-<td data-label="Item, company"><span><a href="/console/work-items/${delivery.workItemId}">${delivery.workItemId}</a>, ${companyLabel(delivery.companyId, names)}</span></td>
+<td class="company" data-label="Item, company"><span><a href="/console/work-items/${delivery.workItemId}">${delivery.workItemId}</a>, ${companyLabel(delivery.companyId, names)}</span></td>
 <td class="wrap url" data-label="URL">${delivery.url}</td><td class="wrap" data-label="Last error">${lastError(delivery.attempts, viewer.timeZone)}</td>
 <td data-label="Next attempt">${time(delivery.nextAttemptAt, viewer.timeZone, "short")}</td><td data-label="Action">${actions(delivery, viewer, back)}</td>
 </tr>`;
+}
+
+/** A company name that starts no company's name, or several: the companies to choose from. */
+function companyChoice(text: string, matched: CompanyName[], status: WebhookDeliveryStatus | undefined): Html {
+  if (matched.length === 0) return html`<p class="muted">No company's name starts with “${text.trim()}”.</p>`;
+  const links = matched.map(
+    (company, index) => html`${index > 0 ? ", " : ""}<a href="/console/webhook-deliveries${queryString({ status, companyId: company.companyId })}">${company.name} <span class="muted">#${company.companyId}</span></a>`,
+  );
+  return html`<p>“${text.trim()}” starts the names of ${matched.length} companies; choose one: ${links}.</p>`;
 }
 
 const CONFIRMATIONS: Record<string, (deliveryId: string) => string> = {
@@ -76,11 +86,15 @@ export function registerDeliveriesPage(app: FastifyInstance, ctx: AppContext): v
     const form = queryFields(request.query, DELIVERIES_QUERY);
     const status = form.status ? DELIVERY_STATUSES.find((known) => known === form.status) : undefined;
     if (form.status && !status) throw new ApiError("VALIDATION_FAILED", `Status must be one of ${DELIVERY_STATUSES.join(", ")}.`);
-    const companyId = form.companyId ? positiveInteger(form.companyId) : undefined;
-    if (form.companyId && companyId === undefined) throw new ApiError("VALIDATION_FAILED", "Company must be a company number such as 7.");
+    let companyId = form.companyId ? positiveInteger(form.companyId) : undefined;
+    if (form.companyId && companyId === undefined) throw new ApiError("VALIDATION_FAILED", "Company must be a company number such as 7, or the start of a company's name.");
+    // A name stands for one company here: when it starts several names, the page asks which.
+    const named = companyId === undefined && form.company ? await companiesMatching(ctx.store, form.company) : {};
+    if (named.ids?.length === 1) companyId = named.ids[0];
+    const choice = named.ids !== undefined && named.ids.length !== 1 ? companyChoice(form.company!, named.matched ?? [], status) : undefined;
     const beforeDeliveryId = form.cursor ? positiveInteger(form.cursor) : undefined;
     if (form.cursor && beforeDeliveryId === undefined) throw new ApiError("VALIDATION_FAILED", "That page link is not valid; start from the first page.");
-    const deliveries = await ctx.store.listAllWebhookDeliveries({
+    const deliveries = choice ? [] : await ctx.store.listAllWebhookDeliveries({
       limit: PAGE_SIZE,
       ...(status ? { status } : {}),
       ...(companyId ? { companyId } : {}),
@@ -94,11 +108,11 @@ export function registerDeliveriesPage(app: FastifyInstance, ctx: AppContext): v
     const options = DELIVERY_STATUSES.map((known) => html`<option value="${known}"${known === status ? html` selected` : ""}>${known}</option>`);
     const body = html`${confirmationNotice(confirmed)}<form method="get" action="/console/webhook-deliveries" class="filters" role="search" aria-label="Filter deliveries">
 <div><label for="delivery-status">Status</label><select id="delivery-status" name="status"><option value="">Any</option>${options}</select></div>
-<div><label for="delivery-company">Company</label><input id="delivery-company" name="companyId" type="text" inputmode="numeric" pattern="[0-9]*" size="8" value="${form.companyId ?? ""}"></div>
+<div><label for="delivery-company">Company</label><input id="delivery-company" name="company" type="search" maxlength="200" size="16" placeholder="name or number" aria-describedby="delivery-company-hint" value="${form.company ?? form.companyId ?? ""}"><span id="delivery-company-hint" class="visually-hidden">The start of a company's name, or its number</span></div>
 <div class="filter-actions"><button type="submit">Filter</button></div>
 </form>
-${deliveries.length === 0
-  ? html`<p>No webhook deliveries.</p>`
+${choice ?? ""}${deliveries.length === 0
+  ? choice ? "" : html`<p>No webhook deliveries.</p>`
   : html`<div class="table-scroll" role="region" aria-label="Webhook deliveries" tabindex="0"><table class="cards">
 <thead><tr><th scope="col">Status</th><th scope="col">Event</th><th scope="col" class="num">Delivery</th><th scope="col">Item, company</th><th scope="col">URL</th>
 <th scope="col">Last error</th><th scope="col">Next attempt</th><th scope="col">Action</th></tr></thead>

@@ -16,6 +16,7 @@ import { formField, operatorAction, viewerOf } from "./security.ts";
 import { throughputSection } from "./throughput-chart.ts";
 import type { Activity, CompanyErasure } from "../store/store.ts";
 import { erasuresSection } from "./erasures.ts";
+import { attentionSection } from "./attention.ts";
 
 type RecentActivity = Awaited<ReturnType<typeof recentActivity>>;
 
@@ -26,10 +27,10 @@ function companiesTable(overview: Overview, viewer: Viewer): Html {
     const items = (status: string, n: number, extra: Record<string, string> = {}) =>
       n > 0 ? html`<a href="/console/work-items${queryString({ companyId: company.companyId, status, ...extra })}">${count(n)}</a>` : html`0`;
     const overdue = company.overdue > 0
-      ? html`<a href="/console/work-items${queryString({ companyId: company.companyId, due: "overdue" })}"><strong>${count(company.overdue)}</strong></a>`
+      ? html`<a href="/console/work-items${queryString({ companyId: company.companyId, due: "overdue" })}"><strong class="alert-count">${count(company.overdue)}</strong></a>`
       : html`0`;
     const retrying = company.retryingWebhookDeliveries > 0
-      ? html`<a href="/console/webhook-deliveries${queryString({ companyId: company.companyId, status: "pending" })}"><strong>${count(company.retryingWebhookDeliveries)}</strong></a>`
+      ? html`<a href="/console/webhook-deliveries${queryString({ companyId: company.companyId, status: "pending" })}"><strong class="alert-count">${count(company.retryingWebhookDeliveries)}</strong></a>`
       : html`0`;
     return html`<tr>
 <th scope="row" class="name">${company.name} <span class="muted">#${company.companyId}</span></th>
@@ -91,6 +92,7 @@ ${reasonField("pause-reason")}
 function liveOverview(overview: Overview, recent: RecentActivity, erasures: CompanyErasure[], viewer: Viewer, now: Date): Html {
   return html`<div id="overview-live" data-refresh="/console/overview/live" data-refresh-seconds="30">
 <p class="muted" aria-live="off">As of ${time(now.toISOString(), viewer.timeZone)}; refreshed every 30 seconds.</p>
+${attentionSection(overview)}
 ${erasuresSection(erasures, viewer)}
 <div class="charts">
 ${deadlinesSection(overview, now, viewer.timeZone)}

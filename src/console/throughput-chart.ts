@@ -1,7 +1,8 @@
 /**
- * The Overview's "Throughput (24 h)" chart (SPEC §16): for each of the last 24 hours, the items
- * filed, succeeded and failed and the webhook deliveries given up, as four strips of 24 columns
- * over one hour axis. Each strip has its own scale, so a handful of failures beside thousands of
+ * The Overview's "Throughput (24 h)" chart (SPEC §16, §25): for each of the last 24 hours, the
+ * items filed, succeeded and failed, the webhook attempts that failed and the deliveries given
+ * up, as five strips of 24 columns over one hour axis. The failed attempts show a receiver in
+ * trouble hours before any of its deliveries is given up. Each strip has its own scale, so a handful of failures beside thousands of
  * filings still shows; its name and its total are written above it, so no strip is told apart
  * by colour alone. Drawn like the Deadlines chart (chart.ts), with the table equivalent.
  */
@@ -23,7 +24,8 @@ const STRIPS: ReadonlyArray<{ measure: keyof Activity; label: string; className:
   { measure: "submitted", label: "Submitted", className: "tp-submitted" },
   { measure: "succeeded", label: "Succeeded", className: "tp-succeeded" },
   { measure: "failed", label: "Failed", className: "tp-failed" },
-  { measure: "deliveriesFailed", label: "Webhook deliveries failed", className: "tp-failed" },
+  { measure: "deliveryAttemptsFailed", label: "Webhook attempts failed", className: "tp-failed" },
+  { measure: "deliveriesFailed", label: "Webhook deliveries given up", className: "tp-failed" },
 ];
 
 const HOUR_FIELDS: Intl.DateTimeFormatOptions = { hour: "2-digit", minute: "2-digit" };
@@ -65,14 +67,14 @@ export function throughputSection(throughput: HourlyActivity[], timeZone: string
 ${chartFigure({
     id: "throughput",
     title: "Throughput (24 h)",
-    description: "For each of the last 24 hours, oldest first: items submitted, items succeeded, items failed and webhook deliveries that failed, each strip on its own scale. The table below has the numbers.",
+    description: "For each of the last 24 hours, oldest first: items submitted, items succeeded, items failed, webhook delivery attempts that failed (retried or not) and webhook deliveries given up, each strip on its own scale. The table below has the numbers.",
     height: STRIPS.length * STRIP_HEIGHT + AXIS_HEIGHT,
     figureClass: "throughput",
     marks: [...STRIPS.map((entry, index) => strip(throughput, entry, index)), axis(throughput, timeZone)],
     legend: [
       { className: "tp-submitted", label: "submitted", shape: "block" },
       { className: "tp-succeeded", label: "succeeded", shape: "block" },
-      { className: "tp-failed", label: "failed (items, deliveries)", shape: "block" },
+      { className: "tp-failed", label: "failed (items, webhook attempts and deliveries)", shape: "block" },
     ],
     table: {
       caption: "Throughput in each of the last 24 hours, oldest first",

@@ -58,7 +58,7 @@ function everyHour(hourly: HourlyActivity[], firstHour: number): HourlyActivity[
   const byHour = new Map(hourly.map((entry) => [entry.hour, entry]));
   return Array.from({ length: THROUGHPUT_HOURS }, (_, index) => {
     const hour = new Date(firstHour + index * HOUR_MS).toISOString();
-    return byHour.get(hour) ?? { hour, submitted: 0, succeeded: 0, failed: 0, deliveriesFailed: 0 };
+    return byHour.get(hour) ?? { hour, submitted: 0, succeeded: 0, failed: 0, deliveriesFailed: 0, deliveryAttemptsFailed: 0 };
   });
 }
 

@@ -98,7 +98,15 @@ const folded = (text: string) => text.normalize("NFC").toLocaleLowerCase("en");
 async function companiesOf(store: Store, request: WorkItemListRequest): Promise<{ ids?: number[]; matched?: CompanyName[] }> {
   if (request.company === undefined) return request.companyId === undefined ? {} : { ids: [request.companyId] };
   if (request.companyId !== undefined) throw refuse("company", "give a company by companyId or by company, not both");
-  const text = request.company.trim();
+  return companiesMatching(store, request.company);
+}
+
+/**
+ * The companies a company filter's text stands for (SPEC §25), wherever a list takes one: `42` or
+ * `#42` is that company; other text, every company whose name starts with it, in any letter case.
+ */
+export async function companiesMatching(store: Store, company: string): Promise<{ ids?: number[]; matched?: CompanyName[] }> {
+  const text = company.trim();
   if (text === "") return {};
   const number = /^#?([0-9]+)$/.exec(text)?.[1];
   if (number !== undefined) {

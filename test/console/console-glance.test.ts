@@ -77,7 +77,7 @@ describe("console at a glance in Chromium [sqlite]", { timeout: HANG_TIMEOUT_MS,
       const shown = await throughput.locator("table tbody tr").evaluateAll((rows) =>
         rows.map((row) => [row.querySelector("time")?.getAttribute("datetime"), ...[...row.querySelectorAll("td")].map((cell) => Number(cell.textContent?.replace(/,/g, "")))]),
       );
-      assert.deepEqual(shown, api.throughput.map((hour) => [hour.hour, hour.submitted, hour.succeeded, hour.failed, hour.deliveriesFailed]), "the chart's table says what the API says");
+      assert.deepEqual(shown, api.throughput.map((hour) => [hour.hour, hour.submitted, hour.succeeded, hour.failed, hour.deliveryAttemptsFailed, hour.deliveriesFailed]), "the chart's table says what the API says");
       assert.ok(api.throughput.slice(0, 23).some((hour) => hour.submitted > 0), "the day before this hour has filings");
       const headers = await page.locator('section[aria-labelledby="companies-heading"] thead th').allInnerTexts();
       assert.deepEqual(headers.slice(0, 4).map((text) => text.replace(/\s+/g, " ")), ["Company", "Overdue", "Failed", "Failed (24 h)"]);

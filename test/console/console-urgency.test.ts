@@ -120,7 +120,7 @@ for (const backend of await availableBackends()) {
         assert.doesNotMatch(delivered, /last-error|HTTP 204<\/span>/, "a delivered row has no last error");
         assert.match(delivered, /Hooked Farms <span class="muted">#9<\/span>/);
         const overview = (await client.get("/console")).body;
-        assert.match(overview, /webhook-deliveries\?companyId=9&amp;status=pending"><strong>1<\/strong><\/a> \/ 1/, "retrying of pending, linked");
+        assert.match(overview, /webhook-deliveries\?companyId=9&amp;status=pending"><strong class="alert-count">1<\/strong><\/a> \/ 1/, "retrying of pending, linked");
       } finally {
         await t.close();
         await receiver.close();

@@ -217,7 +217,7 @@ for (const backend of await availableBackends()) {
       await addItems(store, 2, 1);
       const failedAt = at(11);
       await failAll(store, 10);
-      const none = { submitted: 0, succeeded: 0, failed: 0, deliveriesFailed: 0 };
+      const none = { submitted: 0, succeeded: 0, failed: 0, deliveriesFailed: 0, deliveryAttemptsFailed: 0 };
       assert.deepEqual(await store.activitySince(at(0)), { ...none, failed: 3 }, "failed now, over both companies (never filed: claimed and rejected)");
       assert.deepEqual(await store.activitySince(at(12)), none);
       assert.deepEqual(await store.hourlyActivity(at(0)), [{ hour: hourOf(failedAt), ...none, failed: 3 }]);

@@ -22,7 +22,7 @@ interface ActivityRow {
   items: Id;
 }
 
-const noActivity = (): Activity => ({ submitted: 0, succeeded: 0, failed: 0, deliveriesFailed: 0 });
+const noActivity = (): Activity => ({ submitted: 0, succeeded: 0, failed: 0, deliveriesFailed: 0, deliveryAttemptsFailed: 0 });
 
 export function operatorReadsStore(db: DatabasePort): OperatorReadsStore {
   return {

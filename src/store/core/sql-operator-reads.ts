@@ -119,7 +119,7 @@ export const OPERATOR_READS_SQL = {
 /**
  * Across companies: items filed, succeeded and failed, and webhook deliveries given up, since
  * $1, each from a partial index by its time (filed and failed items: migrations 0011 and 0009;
- * succeeded items: 0015; ended deliveries: 0007), per company (and per hour, whole hours since
+ * succeeded items: 0015; ended deliveries: 0007; failed delivery attempts: 0022), per company (and per hour, whole hours since
  * 1970, when `perHour`), added up by the caller: grouped by the distribution column, as every
  * overview count is, so each shard answers for its own companies.
  */
@@ -129,6 +129,7 @@ function activityStatement(name: string, perHour: boolean): Statement {
     ["succeeded", "completed_at", "work_items", "status = 'Successful' AND completed_at >= $1"],
     ["failed", "completed_at", "work_items", "status = 'Failed' AND completed_at >= $1"],
     ["deliveriesFailed", "ended_at", "webhook_outbox", "status = 'Failed' AND ended_at >= $1"],
+    ["deliveryAttemptsFailed", "at", "webhook_delivery_attempts", "(status_code IS NULL OR status_code NOT BETWEEN 200 AND 299) AND at >= $1"],
   ] as const;
   // MATERIALIZED keeps each GROUP BY out of its range scan, as in overview_recent_failures:
   // given the grouping by company, SQLite walks every row in company order instead.

@@ -32,6 +32,8 @@ export interface Activity {
   failed: number;
   /** Webhook deliveries given up or stopped (their end). */
   deliveriesFailed: number;
+  /** Webhook delivery attempts that got no 2xx (their time), retried or not: a receiver failing now shows here first. */
+  deliveryAttemptsFailed: number;
 }
 
 /** The activity of one hour: `hour` is the UTC start of the hour. */

@@ -60,6 +60,7 @@ const ThroughputHour = Type.Object(
     succeeded: Count("items that became Successful in the hour (their completedAt)"),
     failed: Count("items that became Failed in the hour and were not retried since"),
     deliveriesFailed: Count("webhook deliveries given up or stopped in the hour"),
+    deliveryAttemptsFailed: Count("webhook delivery attempts in the hour that got no 2xx answer, retried since or not: a failing receiver shows here before any delivery is given up"),
   },
   { title: "OperatorThroughputHour" },
 );
@@ -117,6 +118,7 @@ export const OperatorOverview = Type.Object(
           succeeded: index === THROUGHPUT_HOURS - 1 ? 57 : 0,
           failed: index === THROUGHPUT_HOURS - 1 ? 1 : 0,
           deliveriesFailed: 0,
+          deliveryAttemptsFailed: 0,
         })),
         bot: {
           submittedLastHour: 58,

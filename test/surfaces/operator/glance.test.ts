@@ -55,10 +55,10 @@ for (const backend of await availableBackends()) {
         // The first pass ran five hours (or, across an hour's end, six) before the second.
         const first = throughput.findIndex((entry) => entry.submitted > 0);
         assert.ok(first === 17 || first === 18, String(first));
-        assert.deepEqual(throughput[first], { hour: new Date(thisHour - (23 - first) * HOUR_MS).toISOString(), submitted: 1, succeeded: 1, failed: 0, deliveriesFailed: 0 });
+        assert.deepEqual(throughput[first], { hour: new Date(thisHour - (23 - first) * HOUR_MS).toISOString(), submitted: 1, succeeded: 1, failed: 0, deliveriesFailed: 0, deliveryAttemptsFailed: 0 });
         const second = throughput.findLastIndex((entry) => entry.failed > 0);
         assert.ok(second >= 22, String(second));
-        assert.deepEqual({ ...throughput[second]!, hour: "", submitted: 0 }, { hour: "", submitted: 0, succeeded: 1, failed: 1, deliveriesFailed: 0 }, "the second pass's success and rejection");
+        assert.deepEqual({ ...throughput[second]!, hour: "", submitted: 0 }, { hour: "", submitted: 0, succeeded: 1, failed: 1, deliveriesFailed: 0, deliveryAttemptsFailed: 0 }, "the second pass's success and rejection");
         assert.equal(throughput.reduce((sum, entry) => sum + entry.succeeded, 0), 2);
         assert.equal(overview.companies.find((company) => company.companyId === tenant.companyId)?.overdue, 2);
       } finally {
