@@ -93,10 +93,16 @@ for (const backend of await availableBackends()) {
       }));
 
     test("retries wait for their backoff: a run before the next attempt is due leaves the item alone", () =>
-      withBot(backend, { BOT_RETRY_BASE_MS: "60000", BOT_RETRY_MAX_MS: "60000" }, async ({ sim, add, item, run }) => {
+      withBot(backend, { BOT_RETRY_BASE_MS: "60000", BOT_RETRY_MAX_MS: "60000" }, async ({ t, sim, add, item, run }) => {
         const key = await add(validWorkItem());
         sim.behaviour.outage = true;
-        await run();
+        const first = await run();
+        // What the first pass made of the item, said when it is not the one 503 counted as a retry.
+        const [stored] = await t.query<{ status: string; attempts: number | string; last_error: string | null }>(
+          "SELECT status, attempts, last_error FROM work_items WHERE work_item_id = $1",
+          [key.workItemId],
+        );
+        assert.deepEqual([first, sim.stats().requests], [{ batches: 1, submitted: 0, succeeded: 0, failed: 0, retried: 1 }, 1], JSON.stringify(stored));
         sim.behaviour.outage = false;
         assert.deepEqual(await run(), { batches: 0, submitted: 0, succeeded: 0, failed: 0, retried: 0 });
         assert.deepEqual([(await item(key.workItemId)).status, sim.stats().requests], ["New", 1]);
