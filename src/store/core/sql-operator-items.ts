@@ -92,6 +92,14 @@ function sharedConditions(filters: SharedFilters, values: unknown[]): string[] {
   return conditions;
 }
 
+/**
+ * A customer reference is indexed per company only (company_id, customer_reference): across
+ * companies, naming every company lets the planner look it up company by company (3 ms at 1M
+ * items on SQLite) instead of reading every item (630 ms). Every item's company has its row.
+ */
+const EVERY_COMPANY = "company_id IN (SELECT company_id FROM companies)";
+const referenceAcrossCompanies = (filters: SharedFilters) => filters.customerReference !== undefined;
+
 /** A status as a literal; with `<> 'New'` beside another, which SQLite needs to use an index that leaves New items out. */
 const statusCondition = (status: WorkItemStatus) => (status === "New" ? "status = 'New'" : `status = '${status}' AND status <> 'New'`);
 
@@ -116,7 +124,7 @@ export function segmentStatement(read: SegmentRead): { statement: Statement; val
   const parts: string[] = [];
   for (const stream of read.streams) {
     const own = [
-      ...(stream.companyId === undefined ? [] : [`company_id = ${param(stream.companyId)}`]),
+      ...(stream.companyId === undefined ? (referenceAcrossCompanies(read.filters) ? [EVERY_COMPANY] : []) : [`company_id = ${param(stream.companyId)}`]),
       ...(stream.status === undefined ? [] : [statusCondition(stream.status)]),
     ];
     // SQLite has no index of one company's New items by deadline: the New items' own index, which
@@ -141,6 +149,7 @@ function scopeConditions(filters: OperatorItemFilters, values: unknown[]): strin
   const companies = filters.companyIds ?? [];
   if (companies.length === 1) conditions.push(`company_id = ${param(companies[0])}`);
   else if (companies.length > 1) conditions.push(`company_id IN (${companies.map(param).join(", ")})`);
+  else if (referenceAcrossCompanies(filters)) conditions.push(EVERY_COMPANY);
   if (filters.status !== undefined) conditions.push(statusCondition(filters.status));
   return conditions;
 }

@@ -62,11 +62,13 @@ export const OPERATOR_READS_SQL = {
   /**
    * Across companies, the overview: the items being filed (InProgress), not counted either: a
    * claim taken over by another worker stays InProgress, and the claim does not know it was. They
-   * are as many as the calls in flight, found through the status index.
+   * are as many as the calls in flight, found through a status index. Those indexes leave New
+   * items out (WHERE status <> 'New'), and SQLite uses a partial index only for a query that
+   * repeats its condition: without it, it walked all of work_items (460 ms at 1M items).
    */
   overviewInProgressItems: statement(
     "overview_in_progress_items",
-    "SELECT company_id, COUNT(*) AS items FROM work_items WHERE status = 'InProgress' GROUP BY company_id",
+    "SELECT company_id, COUNT(*) AS items FROM work_items WHERE status = 'InProgress' AND status <> 'New' GROUP BY company_id",
   ),
   /**
    * Across companies, the overview: failures since $1, read from the partial index of failed
