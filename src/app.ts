@@ -61,6 +61,9 @@ export async function createAppContext(
   metrics: Metrics = createMetrics(),
 ): Promise<AppContext> {
   const secret = await serverKey(store, "jwt", config.jwtSecret);
+  // Both server keys are made when a process starts, so that no request or delivery makes one:
+  // on Citus their table is a reference table, whose writes need every node (SPEC §23).
+  await serverKey(store, "data-encryption", config.dataEncryptionKey);
   const tokens = new TokenService({ secret, issuer: config.jwtIssuer, audience: config.jwtAudience, ttlSeconds: config.tokenTtlSeconds });
   const keyStatus = new KeyStatusCache(store);
   const loginKeys = new KeyStatusCache(store);

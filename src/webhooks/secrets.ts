@@ -92,6 +92,9 @@ export function createWebhookSecrets(store: Store, config: WebhookSecretsConfig)
     },
 
     async encryptStored() {
+      // The key is made here, at start-up, if this is the first process: never on the way of a
+      // delivery, where on Citus its write would need every node (SPEC §23).
+      await getCipher();
       let changed = 0;
       let afterCompanyId = 0;
       for (;;) {

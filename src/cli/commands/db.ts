@@ -40,7 +40,7 @@ export const dbDistribute: Command = {
   },
   human: (result) => {
     const { tables, schema, citusVersion } = result as Extract<DistributionResult, { citus: true }>;
-    const changed = tables.filter((step) => step.outcome === "distributed on company_id" || step.outcome === "made a reference table").length;
+    const changed = tables.filter((step) => step.outcome !== "already in place" && step.outcome !== "kept local").length;
     return `Schema ${schema} on Citus ${citusVersion}: ${tables.length} tables in place, ${changed} of them placed now.`;
   },
 };

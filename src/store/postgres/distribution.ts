@@ -14,7 +14,9 @@ import pg from "pg";
  * - distributed: tenant data, hash-distributed on company_id and colocated with `companies`, so
  *   all of one company's rows live on one node;
  * - reference: belongs to no company; small, and copied whole to every node;
- * - local: stays on the coordinator only (the migrations' own bookkeeping).
+ * - local: stays on the coordinator only: the migrations' own bookkeeping, and the state every
+ *   bot pass or authority call writes (SPEC §23). A write to a reference table is a two-phase
+ *   commit on every node, so with one node down it fails, and filing for every company with it.
  */
 export type TableRole = "distributed" | "reference" | "local";
 
@@ -32,11 +34,13 @@ export const TABLE_PLACEMENTS: readonly TablePlacement[] = [
   { table: "schema_repeatables", role: "local" },
   // Process-wide state of the service and the operators' side: no company owns these rows.
   { table: "signing_secrets", role: "reference" },
-  { table: "authority_breakers", role: "reference" },
-  { table: "authority_capacity", role: "reference" },
-  { table: "authority_slots", role: "reference" },
+  // Written on the hot path (each authority call, each pass): the coordinator's alone, which every
+  // process reaches as it reaches the cluster, so that a lost worker node does not stop them.
+  { table: "authority_breakers", role: "local" },
+  { table: "authority_capacity", role: "local" },
+  { table: "authority_slots", role: "local" },
+  { table: "bot_last_pass", role: "local" },
   { table: "bot_pauses", role: "reference" },
-  { table: "bot_last_pass", role: "reference" },
   { table: "store_generation", role: "reference" },
   { table: "operators", role: "reference" },
   { table: "operator_tokens", role: "reference" },
@@ -64,7 +68,7 @@ export const TABLE_PLACEMENTS: readonly TablePlacement[] = [
 
 /** What the step did with one table. */
 export interface PlacementStep extends TablePlacement {
-  outcome: "distributed on company_id" | "made a reference table" | "already in place" | "kept local";
+  outcome: "distributed on company_id" | "made a reference table" | "already in place" | "kept local" | "moved to the coordinator";
 }
 
 export type DistributionResult =
@@ -159,6 +163,12 @@ async function place(client: pg.ClientBase, schema: string, { table, role }: Tab
   const qualified = `${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(table)}`;
   const now = await citusPlacement(client, qualified);
   if (role === "local") {
+    // A schema distributed before these tables moved to the coordinator has them as reference
+    // tables: a few rows of state each, copied back in a moment.
+    if (now === "reference") {
+      await client.query("SELECT undistribute_table($1)", [qualified]);
+      return { table, role, outcome: "moved to the coordinator" };
+    }
     if (now !== undefined) throw new DistributionRefusedError(`${table} is a Citus ${now} table, but it belongs on the coordinator alone`);
     return { table, role, outcome: "kept local" };
   }

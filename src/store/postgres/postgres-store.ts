@@ -48,6 +48,10 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     schemaStatus: () => db.schemaStatus(),
     migrate: () => db.migrate(),
     async getOrCreateServerKey(name, candidate) {
+      // Read first: the key is made once per deployment, and on Citus signing_secrets is a
+      // reference table, whose every write needs every node (SPEC §23).
+      const existing = await db.one<{ secret: string }>(POSTGRES_SQL.getSigningSecret, [SERVER_KEY_ROWS[name]]);
+      if (existing) return existing.secret;
       await db.run(POSTGRES_SQL.insertSigningSecret, [SERVER_KEY_ROWS[name], candidate]);
       return (await db.one<{ secret: string }>(POSTGRES_SQL.getSigningSecret, [SERVER_KEY_ROWS[name]]))!.secret;
     },
