@@ -168,6 +168,21 @@ describe("db distribute", () => {
       assert.equal(second.code, 0, second.stderr);
       const again = second.json<Extract<DistributionResult, { citus: true }>>();
       assert.deepEqual(new Set(again.tables.map((step) => step.outcome)), new Set(["already in place", "kept local"]));
+
+      // A schema distributed before SPEC §23 has the hot path's state as reference tables: the step moves them back, rows and all.
+      const hotPathState = TABLE_PLACEMENTS.filter(({ table, role }) => role === "local" && (table.startsWith("authority_") || table === "bot_last_pass")).map(({ table }) => table);
+      assert.deepEqual(hotPathState, ["authority_breakers", "authority_capacity", "authority_slots", "bot_last_pass"]);
+      await withPostgresAdmin(async (client) => {
+        await client.query(`INSERT INTO ${name}.authority_breakers (authority, state, updated_at) VALUES ('http', 'closed', now())`);
+        for (const table of hotPathState) await client.query("SELECT create_reference_table($1)", [`${name}.${table}`]);
+      });
+      const third = await runCli(["db", "distribute", "--json"], { DATABASE_URL: schema.databaseUrl, LOG_LEVEL: "silent" });
+      assert.equal(third.code, 0, third.stderr);
+      const moved = third.json<Extract<DistributionResult, { citus: true }>>().tables.filter((step) => step.outcome === "moved to the coordinator").map((step) => step.table);
+      assert.deepEqual(moved, hotPathState);
+      const left = await schema.query<{ relname: string }>(`SELECT c.relname FROM pg_dist_partition p JOIN pg_class c ON c.oid = p.logicalrelid WHERE c.relnamespace = $1::regnamespace AND c.relname LIKE ANY (ARRAY['authority_%', 'bot_last_pass'])`);
+      assert.deepEqual(left, [], "none of them is a Citus table any more");
+      assert.deepEqual(await schema.query(`SELECT authority, state FROM ${name}.authority_breakers WHERE $1::text IS NOT NULL`), [{ authority: "http", state: "closed" }]);
     } finally {
       await schema.cleanup();
     }
