@@ -47,6 +47,14 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     },
     schemaStatus: () => db.schemaStatus(),
     migrate: () => db.migrate(),
+    storage: {
+      async storageSize() {
+        const row = (await db.one<{ database_bytes: string; schema: string; schema_bytes: string }>(POSTGRES_SQL.storageSize))!;
+        return { kind: "postgres", databaseBytes: Number(row.database_bytes), schema: row.schema, schemaBytes: Number(row.schema_bytes) };
+      },
+      // Autovacuum makes deleted rows' space reusable without a lock intake waits on; nothing to hand back by hand.
+      returnFreePages: async () => 0,
+    },
     async getOrCreateServerKey(name, candidate) {
       await db.run(POSTGRES_SQL.insertSigningSecret, [SERVER_KEY_ROWS[name], candidate]);
       return (await db.one<{ secret: string }>(POSTGRES_SQL.getSigningSecret, [SERVER_KEY_ROWS[name]]))!.secret;
