@@ -14,7 +14,7 @@ import { after, describe, test } from "node:test";
 import Database from "better-sqlite3";
 import { eraseCompany } from "../../src/admin/company-erasure.ts";
 import { WORK_TYPE_AUTHORITY_RVDM } from "../../src/domain/views.ts";
-import { FREE_PAGES_PER_STEP } from "../../src/retention/free-pages.ts";
+import { FREE_PAGES_PER_STEP } from "../../src/retention/after-erasing-step.ts";
 import { sweepExpiredItems } from "../../src/retention/item-sweep.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import type { StorageSize, Store } from "../../src/store/store.ts";
@@ -117,7 +117,7 @@ describe("space comes back [sqlite]", { timeout: HANG_TIMEOUT_MS }, () => {
       assert.equal((await eraseCompany(store, 7, action)).kind, "erased");
       const kept = await fileSize(store);
       assert.ok(kept.freePages > kept.pages / 4, `the erased rows' pages stay free in the file: ${kept.freePages} of ${kept.pages}`);
-      assert.equal(await store.returnFreePages(1000), 0, "nothing handed back in mode none");
+      assert.equal(await store.returnFreePages({ atLeast: 1, atMost: 1000 }), 0, "nothing handed back in mode none");
       assert.match((await status(created.databaseUrl)).stdout, /^auto_vacuum none: .*run db vacuum once, with the service stopped/m);
 
       const refused = await runCli(["db", "vacuum"], { DATABASE_URL: created.databaseUrl });
@@ -155,7 +155,7 @@ for (const backend of (await availableBackends()).filter((b) => b.name === "post
         const full = await store.storageSize();
         assert.ok(full.kind === "postgres" && empty.kind === "postgres" && full.schemaBytes > empty.schemaBytes, "the schema grows with its rows");
         assert.ok(full.kind === "postgres" && full.databaseBytes >= full.schemaBytes && /^wia_test_/.test(full.schema));
-        assert.equal(await store.returnFreePages(1000), 0, "autovacuum's work");
+        assert.equal(await store.returnFreePages({ atLeast: 1, atMost: 1000 }), 0, "autovacuum's work");
 
         const printed = await status(databaseUrl);
         assert.equal(printed.code, 0, printed.stderr);

@@ -58,7 +58,7 @@ export function createSqlStore(backend: Backend): Store {
     schemaStatus: () => backend.schemaStatus(),
     migrate: () => backend.migrate(),
     storageSize: () => backend.storage.storageSize(),
-    returnFreePages: (maxPages) => backend.storage.returnFreePages(maxPages),
+    returnFreePages: (bounds) => backend.storage.returnFreePages(bounds),
     storeIdentity: async () => {
       const { applied } = await backend.schemaStatus();
       if (!applied.some((migration) => migration.version === GENERATION_IDS_MIGRATION)) return null;

@@ -32,20 +32,24 @@ export function sqliteStorageSize(db: Database.Database, path: string): Extract<
   return { kind: "sqlite", bytes: pages * pageSize, pageSize, pages, freePages, freeBytes: freePages * pageSize, fileBytes: statSync(path).size, autoVacuum: autoVacuumMode(db) };
 }
 
-/** Gives up to `maxPages` free pages back; 0 unless the store is in incremental mode. */
-export function returnFreePagesNow(db: Database.Database, maxPages: number): number {
-  if (!Number.isSafeInteger(maxPages) || maxPages <= 0) throw new RangeError(`maxPages must be a positive integer, got ${maxPages}`);
+/**
+ * Gives up to `atMost` free pages back once `atLeast` are free; 0 unless the store is in
+ * incremental mode. Reading the free list's length takes no lock; the vacuum is a write
+ * transaction with its own commit, so it waits until there is a chunk worth one.
+ */
+export function returnFreePagesNow(db: Database.Database, { atLeast, atMost }: { atLeast: number; atMost: number }): number {
+  if (!Number.isSafeInteger(atMost) || atMost <= 0) throw new RangeError(`atMost must be a positive integer, got ${atMost}`);
   // In another mode incremental_vacuum does nothing, but it would still take the write lock.
   if (autoVacuumMode(db) !== "incremental") return 0;
   const before = Number(db.pragma("freelist_count", { simple: true }));
-  if (before === 0) return 0;
-  db.pragma(`incremental_vacuum(${maxPages})`);
+  if (before === 0 || before < atLeast) return 0;
+  db.pragma(`incremental_vacuum(${atMost})`);
   return before - Number(db.pragma("freelist_count", { simple: true }));
 }
 
 export function sqliteStorage(port: SqlitePort, path: string): StorageStore {
   return {
     storageSize: () => port.withConnection((db) => sqliteStorageSize(db, path)),
-    returnFreePages: (maxPages) => port.withConnection((db) => returnFreePagesNow(db, maxPages)),
+    returnFreePages: (bounds) => port.withConnection((db) => returnFreePagesNow(db, bounds)),
   };
 }

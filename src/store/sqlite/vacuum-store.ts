@@ -50,7 +50,8 @@ export function vacuumSqlite(path: string): VacuumResult {
     } else {
       applyConnectionPragmas(db);
       pagesReturned = 0;
-      for (let chunk = returnFreePagesNow(db, PAGES_PER_CHUNK); chunk > 0; chunk = returnFreePagesNow(db, PAGES_PER_CHUNK)) pagesReturned += chunk;
+      const chunk = { atLeast: 1, atMost: PAGES_PER_CHUNK };
+      for (let returned = returnFreePagesNow(db, chunk); returned > 0; returned = returnFreePagesNow(db, chunk)) pagesReturned += returned;
     }
     // The vacuum's pages are in the WAL until a checkpoint writes them back and the file shrinks.
     db.pragma("wal_checkpoint(TRUNCATE)");

@@ -39,10 +39,11 @@ export interface StorageStore {
   /** How big the store is and how much of it is free: `db status`. */
   storageSize(): Promise<StorageSize>;
   /**
-   * Hands up to `maxPages` free pages back to the file system in one short write transaction
-   * (SQLite in incremental mode), after a step that deleted rows; resolves to how many it gave
-   * back. 0 where there is nothing to do: a store in another mode, or PostgreSQL, whose
-   * autovacuum makes deleted rows' space reusable by itself.
+   * Hands up to `atMost` free pages back to the file system in one short write transaction
+   * (SQLite in incremental mode), once at least `atLeast` are free, after a step that deleted
+   * rows; resolves to how many it gave back. 0 where there is nothing to do: fewer free pages, a
+   * store in another mode, or PostgreSQL, whose autovacuum makes deleted rows' space reusable by
+   * itself.
    */
-  returnFreePages(maxPages: number): Promise<number>;
+  returnFreePages(bounds: { atLeast: number; atMost: number }): Promise<number>;
 }
