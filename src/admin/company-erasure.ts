@@ -2,7 +2,9 @@
  * A company that leaves (SPEC §22): its erase, in this order. Its keys and tokens stop working
  * (revoked, so every process refuses them within KEYS_REFUSED_WITHIN_MS); its New items are
  * cancelled and it leaves the filing queue, and its calls in flight to the authority end; then
- * every row of the company goes in bounded steps, and one audit entry `company.erased` says so.
+ * every row of the company goes in bounded steps, each followed by a bounded hand-back of the
+ * pages it freed and a pause for intake (retention/after-erasing-step.ts), and one audit entry
+ * `company.erased` says so.
  *
  * The store records the erase and its phase (store/types/company-erasure.ts), so every step may
  * be run again: an erase killed half-way resumes on the next run (the CLI's, or the worker's,
@@ -10,6 +12,7 @@
  * once do no harm: each step deletes what is there, and only one writes the audit entry.
  */
 import { setTimeout as sleep } from "node:timers/promises";
+import { afterErasingStep } from "../retention/after-erasing-step.ts";
 import type { CompanyErased, OperatorAction, Store } from "../store/store.ts";
 
 /**
@@ -78,8 +81,10 @@ export async function advanceCompanyErasure(store: Store, companyId: number, opt
     progress({ kind: "deleting", items: erasure.items ?? 0 });
   }
   for (;;) {
+    const startedAt = performance.now();
     const step = await store.deleteCompanyRows(companyId, options.stepRows ?? ERASE_STEP_ROWS);
     if (step) {
+      await afterErasingStep(store, step.rows, startedAt);
       progress({ kind: "deleted", ...step });
       if (Date.now() >= deadline) return { kind: "deleting" };
       continue;

@@ -14,7 +14,7 @@ import { CommandFailedError, UsageError, type Command } from "./command.ts";
 import { botRunOnce } from "./commands/bot.ts";
 import { companiesCreate, companiesErase, companiesRename } from "./commands/companies.ts";
 import { companiesExport } from "./commands/export.ts";
-import { dbBackup, dbDistribute, dbMigrate, dbRestore, dbStatus } from "./commands/db.ts";
+import { dbBackup, dbDistribute, dbMigrate, dbRestore, dbStatus, dbVacuum } from "./commands/db.ts";
 import { keysCreate, keysList, keysRevoke } from "./commands/keys.ts";
 import { operatorCommands } from "./commands/operators.ts";
 import { webhooksSecret } from "./commands/webhooks.ts";
@@ -22,7 +22,7 @@ import { webhooksSecret } from "./commands/webhooks.ts";
 /** As the README says to call it: `-s` keeps npm's banner off stdout, so `--json` prints one document. */
 const HOW_TO_CALL = "npm run -s cli --";
 
-export const commands: Command[] = [companiesCreate, companiesRename, companiesExport, companiesErase, keysCreate, keysList, keysRevoke, webhooksSecret, botRunOnce, ...operatorCommands, dbStatus, dbMigrate, dbBackup, dbRestore, dbDistribute];
+export const commands: Command[] = [companiesCreate, companiesRename, companiesExport, companiesErase, keysCreate, keysList, keysRevoke, webhooksSecret, botRunOnce, ...operatorCommands, dbStatus, dbMigrate, dbBackup, dbRestore, dbVacuum, dbDistribute];
 
 function usage(): string {
   const width = Math.max(...commands.map((c) => c.usage.length));

@@ -1,10 +1,13 @@
 /**
  * Erases work items that reached a final status more than ITEM_RETENTION_DAYS ago (SPEC §22),
  * each with everything that hangs on it (store/core/erasure.ts), company by company like every
- * other sweep, in short transactions of a few items (sweep.ts), at most `maxRows` items a pass.
+ * other sweep, in short transactions of a few items (sweep.ts), at most `maxRows` items a pass,
+ * each followed by a bounded hand-back of the pages it freed and a pause for intake
+ * (after-erasing-step.ts).
  * Unfinished items are never erased, nor a create whose follow-ups finished later or not at all.
  */
 import type { Store } from "../store/store.ts";
+import { afterErasingStep } from "./after-erasing-step.ts";
 import { IDEMPOTENCY_RETENTION_SECONDS } from "./idempotency-sweep.ts";
 import { sweepCompanyByCompany } from "./sweep.ts";
 
@@ -30,7 +33,12 @@ export async function sweepExpiredItems(store: Store, input: ItemSweepInput): Pr
   return sweepCompanyByCompany(
     {
       companies: (limit) => store.companiesWithExpiredItems({ finishedBefore, limit }),
-      deleteSome: (companyId, limit) => store.eraseExpiredItems({ companyId, finishedBefore, keysSince, limit }),
+      async deleteSome(companyId, limit) {
+        const startedAt = performance.now();
+        const erased = await store.eraseExpiredItems({ companyId, finishedBefore, keysSince, limit });
+        await afterErasingStep(store, erased, startedAt);
+        return erased;
+      },
     },
     { maxRows: input.maxRows, chunkRows: input.chunkRows ?? ITEM_SWEEP_CHUNK_ITEMS },
   );

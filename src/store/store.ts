@@ -23,7 +23,8 @@
  * capacity (the authority's slots), breaker (its circuit breaker), webhooks, events (the feed),
  * operators (their accounts), operator-reads, operator-items and operator-actions (what operators
  * read, list and do), erasure (items past their retention), company-erasure (a company that
- * leaves) and export (its items as it takes them along, SPEC §22).
+ * leaves), export (its items as it takes them along) and storage (its size, and the space
+ * erases free, SPEC §22).
  * Import them from here.
  */
 import type { SchemaStatus } from "./migrations.ts";
@@ -41,6 +42,7 @@ import type { OperatorItemsStore } from "./types/operator-items.ts";
 import type { OperatorReadsStore } from "./types/operator-reads.ts";
 import type { OperatorsStore } from "./types/operators.ts";
 import type { OutcomesStore } from "./types/outcomes.ts";
+import type { StorageStore } from "./types/storage.ts";
 import type { WebhooksStore } from "./types/webhooks.ts";
 import type { WorkItemsStore } from "./types/work-items.ts";
 
@@ -58,6 +60,7 @@ export type * from "./types/operator-items.ts";
 export type * from "./types/operator-reads.ts";
 export type * from "./types/operators.ts";
 export type * from "./types/outcomes.ts";
+export type * from "./types/storage.ts";
 export type * from "./types/webhooks.ts";
 export type * from "./types/work-items.ts";
 export type { WebhookEventType } from "../domain/event-types.ts";
@@ -108,7 +111,8 @@ export interface Store
     OperatorActionsStore,
     ErasureStore,
     CompanyErasureStore,
-    ExportStore {
+    ExportStore,
+    StorageStore {
   readonly kind: "sqlite" | "postgres";
   readonly flags: StoreFlags;
 

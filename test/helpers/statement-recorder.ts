@@ -46,6 +46,8 @@ const NOT_TENANT_DATA = [
   /^\s*(?:INSERT INTO|UPDATE|DELETE FROM)\s+(?:authority_capacity|authority_slots)\b/,
   /^\s*SELECT\b(?:(?!\bFROM\b)[\s\S])*\bFROM\s+(?:authority_capacity|authority_slots)\b(?:(?!\bJOIN\b|,)[\s\S])*$/,
   /^PRAGMA\b/i,
+  // The store's size (`db status`, SPEC §22), read from PostgreSQL's catalog: no company's rows.
+  /^SELECT pg_database_size\(current_database\(\)\) AS database_bytes\b/,
   // Operators, their credentials, paused work types, the last bot pass and the audit log belong
   // to the people who run the service, not to a company (SPEC §12); so does the record of an
   // erase under way (SPEC §22), kept until its audit entry.

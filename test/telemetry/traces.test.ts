@@ -10,71 +10,18 @@
  */
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
-import { startAuthoritySim, type AuthoritySim } from "../../src/authority-sim/server.ts";
-import { availableBackends, queryRows, sqliteBackend, type Backend } from "../helpers/backends.ts";
-import { newTraceParent, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "../helpers/otlp-receiver.ts";
-import { bearerTokenFrom, createKeyWithCli, parseLine, startServer, stopAll, type ServerProcess } from "../helpers/processes.ts";
-import { TEST_JWT_SECRET, validWorkItem } from "../helpers/test-app.ts";
+import { availableBackends, queryRows, sqliteBackend } from "../helpers/backends.ts";
+import { newTraceParent, type ReceivedSpan } from "../helpers/otlp-receiver.ts";
+import { parseLine, stopAll } from "../helpers/processes.ts";
+import { validWorkItem } from "../helpers/test-app.ts";
+import { withRig, type Rig } from "../helpers/traced-rig.ts";
 import { HANG_TIMEOUT_MS, waitUntil } from "../helpers/waiting.ts";
-import { WEBHOOK_TEST_ENV } from "../helpers/webhook-harness.ts";
-import { startReceiver, type Receiver } from "../helpers/webhook-receiver.ts";
 
 after(() => stopAll());
 
 const COMPANY = 1701;
 const SERVER = 2;
 const CLIENT = 3;
-
-interface Rig {
-  otlp: OtlpReceiver;
-  sim: AuthoritySim;
-  hooks: Receiver;
-  api: ServerProcess;
-  processes: ServerProcess[];
-  secrets: string[];
-  location: Parameters<typeof queryRows>[0];
-  post(path: string, body: unknown, traceparent?: string): Promise<{ status: number; body: Record<string, unknown> }>;
-}
-
-async function withRig(backend: Backend, roles: "one" | "two", protocol: "http/json" | "http/protobuf", body: (rig: Rig) => Promise<void>): Promise<void> {
-  const otlp = await startOtlpReceiver();
-  const sim = await startAuthoritySim({ host: "127.0.0.1", port: 0, errorRate: 0, outage: false, latencyMs: 0, decisionDelayMs: 0 });
-  const hooks = await startReceiver(() => 204);
-  const db = await backend.create();
-  try {
-    const env = {
-      DATABASE_URL: db.databaseUrl,
-      JWT_SECRET: TEST_JWT_SECRET,
-      AUTHORITY_URL: sim.url,
-      BOT_SCHEDULE: "* * * * * *",
-      RATE_LIMIT_TENANT_RPS: "0",
-      ...WEBHOOK_TEST_ENV,
-      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
-      OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
-      OTEL_BSP_SCHEDULE_DELAY: "100",
-      OTEL_SERVICE_NAME: "work-item-api-under-test",
-    };
-    const key = await createKeyWithCli(db.databaseUrl, COMPANY);
-    const processes = roles === "one" ? [await startServer({ ...env, ROLE: "all" })] : [await startServer({ ...env, ROLE: "api" }), await startServer({ ...env, ROLE: "worker" })];
-    const api = processes[0]!;
-    const bearerToken = await bearerTokenFrom(api.baseUrl, key);
-    const post = async (path: string, payload: unknown, traceparent?: string) => {
-      const response = await fetch(`${api.baseUrl}/api/AuthorityRvdm/${path}`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${bearerToken}`, "content-type": "application/json", ...(traceparent ? { traceparent } : {}) },
-        body: JSON.stringify(payload),
-      });
-      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-    };
-    await body({ otlp, sim, hooks, api, processes, secrets: [key.secret, bearerToken, TEST_JWT_SECRET], location: db.location, post });
-  } finally {
-    await stopAll();
-    await hooks.close();
-    await sim.close();
-    await otlp.close();
-    await db.cleanup();
-  }
-}
 
 const successful = (rig: Rig, id: number) =>
   waitUntil(`item ${id} to succeed`, async () => {
@@ -122,7 +69,7 @@ async function assertItemTrace(rig: Rig, id: number, traceId: string, call: "sub
 }
 
 test("one trace per item, one process on SQLite: create, change and withdraw, bulk, and an item without a traceparent", { timeout: HANG_TIMEOUT_MS }, async () => {
-  await withRig(sqliteBackend, "one", "http/json", async (rig) => {
+  await withRig(sqliteBackend, { companyId: COMPANY, roles: "one", protocol: "http/json" }, async (rig) => {
     const hook = `${rig.hooks.url}/hooks`;
     const created = newTraceParent();
     const add = await rig.post("AddWorkItemCreate", validWorkItem({ webhookUrl: hook }), created.traceparent);
@@ -176,7 +123,7 @@ test("one trace per item, one process on SQLite: create, change and withdraw, bu
 for (const backend of (await availableBackends()).filter((candidate) => candidate.name === "postgres")) {
   describe("tracing across processes [postgres]", { timeout: HANG_TIMEOUT_MS }, () => {
     test("an api and a worker process: the intake in one, the authority call and the webhook in the other, one trace", async () => {
-      await withRig(backend, "two", "http/json", async (rig) => {
+      await withRig(backend, { companyId: COMPANY, roles: "two", protocol: "http/json" }, async (rig) => {
         const created = newTraceParent();
         const add = await rig.post("AddWorkItemCreate", validWorkItem({ webhookUrl: `${rig.hooks.url}/hooks` }), created.traceparent);
         assert.equal(add.status, 200);
@@ -193,7 +140,7 @@ for (const backend of (await availableBackends()).filter((candidate) => candidat
 }
 
 test("OTLP over http/protobuf: the exporter posts protobuf with the item's trace id", { timeout: HANG_TIMEOUT_MS }, async () => {
-  await withRig(sqliteBackend, "one", "http/protobuf", async (rig) => {
+  await withRig(sqliteBackend, { companyId: COMPANY, roles: "one", protocol: "http/protobuf" }, async (rig) => {
     const created = newTraceParent();
     const add = await rig.post("AddWorkItemCreate", validWorkItem(), created.traceparent);
     assert.equal(add.status, 200);

@@ -1,7 +1,8 @@
 import { migrationLabel, missingKindsLabel, repeatableLabel, type MissingKinds } from "../../store/migrations.ts";
 import type { DistributionResult, PlacementStep } from "../../store/postgres/distribution.ts";
-import type { SchemaStatus, StoreIdentity } from "../../store/store.ts";
+import type { SchemaStatus, StorageSize, StoreIdentity } from "../../store/store.ts";
 import type { RestoreResult } from "../../store/sqlite/restore.ts";
+import type { VacuumResult } from "../../store/sqlite/vacuum-store.ts";
 import { resolve } from "node:path";
 import { CommandFailedError, UsageError, type Command } from "../command.ts";
 
@@ -58,17 +59,35 @@ const statusLine = (status: SchemaStatus) => {
   ].join("; ");
 };
 
+const megabytes = (bytes: number) => `${(bytes / 1_048_576).toLocaleString("en", { maximumFractionDigits: 1 })} MB`;
+
+/** The store's size and free space in a line or two (SPEC §22). */
+export function storageLines(size: StorageSize): string[] {
+  if (size.kind === "postgres") {
+    return [
+      `size: database ${megabytes(size.databaseBytes)} (${size.databaseBytes.toLocaleString("en")} bytes), schema ${size.schema} ${megabytes(size.schemaBytes)} (${size.schemaBytes.toLocaleString("en")} bytes, tables with their indexes); autovacuum makes erased rows' space reusable`,
+    ];
+  }
+  return [
+    `size: ${megabytes(size.bytes)} (${size.pages.toLocaleString("en")} pages of ${size.pageSize} bytes), free ${megabytes(size.freeBytes)} (${size.freePages.toLocaleString("en")} pages), file ${megabytes(size.fileBytes)} (${size.fileBytes.toLocaleString("en")} bytes)`,
+    size.autoVacuum === "incremental"
+      ? "auto_vacuum incremental: sweeps and erases hand free pages back as they go"
+      : `auto_vacuum ${size.autoVacuum}: free pages stay in the file until a later write reuses them; run db vacuum once, with the service stopped, to switch to incremental`,
+  ];
+}
+
 export const dbStatus: Command = {
   name: "db status",
   usage: "db status [--json]",
-  summary: "the schema's migrations and (PostgreSQL) repeatable definitions: applied, pending (this version needs them) and any a later release applied; changes nothing",
+  summary:
+    "the schema's migrations and (PostgreSQL) repeatable definitions: applied, pending (this version needs them) and any a later release applied; the store's size and free space; changes nothing",
   options: {},
   migrations: "ignore",
-  async run({ store }): Promise<SchemaStatus & Partial<StoreIdentity>> {
-    return { ...(await store.schemaStatus()), ...(await store.storeIdentity()) };
+  async run({ store }): Promise<SchemaStatus & Partial<StoreIdentity> & { storage: StorageSize }> {
+    return { ...(await store.schemaStatus()), ...(await store.storeIdentity()), storage: await store.storageSize() };
   },
   human: (result) => {
-    const status = result as SchemaStatus & Partial<StoreIdentity>;
+    const status = result as SchemaStatus & Partial<StoreIdentity> & { storage: StorageSize };
     const identity =
       status.deploymentId === undefined
         ? []
@@ -84,7 +103,7 @@ export const dbStatus: Command = {
       lines.push(`${repeatable.state.padEnd(7)}  ${repeatableLabel(repeatable)}${repeatable.appliedAt === null ? "" : `  ${repeatable.appliedAt}`}`);
     }
     lines.push(...(status.missingKinds ?? []).map((missing) => `pending  ${missingKindsLabel(missing)}`));
-    return [...identity, ...lines, statusLine(status)].join("\n");
+    return [...identity, ...lines, statusLine(status), ...storageLines(status.storage)].join("\n");
   },
 };
 
@@ -116,6 +135,7 @@ export const dbMigrate: Command = {
 };
 
 const POSTGRES_BACKUPS = `DATABASE_URL names PostgreSQL, whose backups are its own (pg_dump, or base backups with WAL archiving): see docs/operations.md. ${NOTHING_CHANGED}`;
+const POSTGRES_VACUUM = `DATABASE_URL names PostgreSQL, whose autovacuum makes erased rows' space reusable on its own; there is nothing to hand back by hand (docs/operations.md). ${NOTHING_CHANGED}`;
 
 /**
  * A backup or a restore of the embedded store's file: PostgreSQL is pointed at its own tools, and
@@ -127,12 +147,21 @@ async function onEmbeddedStore(
   fileMissing: string,
   operation: (store: string, file: string) => Promise<unknown>,
 ): Promise<unknown> {
-  if (config.store.kind !== "sqlite") throw new CommandFailedError(POSTGRES_BACKUPS);
+  const store = embeddedStorePath(config, POSTGRES_BACKUPS);
   const file = positionals[0];
   if (file === undefined) throw new UsageError(fileMissing);
+  return refusalsAsFailures(() => operation(store, resolve(file)));
+}
+
+function embeddedStorePath(config: Parameters<Command["run"]>[0]["config"], onPostgres: string): string {
+  if (config.store.kind !== "sqlite") throw new CommandFailedError(onPostgres);
+  return config.store.path;
+}
+
+async function refusalsAsFailures(operation: () => Promise<unknown>): Promise<unknown> {
   const { BackupError } = await import("../../store/sqlite/backup.ts");
   try {
-    return await operation(config.store.path, resolve(file));
+    return await operation();
   } catch (error) {
     if (error instanceof BackupError) throw new CommandFailedError(error.message);
     throw error;
@@ -173,6 +202,28 @@ export const dbRestore: Command = {
       ...(copiedFromDeployment === null ? [] : [`The copy was of deployment ${copiedFromDeployment}; this store now has a deployment id of its own.`]),
       replaced === null ? "There was no store to replace." : `The replaced store is kept at ${replaced}.`,
       "Start the service: it files what the copy shows as not yet filed; the authority sees no second application.",
+    ].join("\n");
+  },
+};
+
+export const dbVacuum: Command = {
+  name: "db vacuum",
+  usage: "db vacuum [--json]",
+  summary:
+    "the embedded store: hand every free page back to the file system, beside the running service; a store made before incremental auto_vacuum is switched to it once, which rewrites the file and needs the service stopped",
+  options: {},
+  opensStore: false,
+  run: async ({ config }) => {
+    const store = embeddedStorePath(config, POSTGRES_VACUUM);
+    return refusalsAsFailures(async () => (await import("../../store/sqlite/vacuum-store.ts")).vacuumSqlite(store));
+  },
+  human: (result) => {
+    const { file, autoVacuumBefore, rewritten, pagesReturned, before, after } = result as VacuumResult;
+    return [
+      rewritten
+        ? `Rewrote ${file} in auto_vacuum mode incremental (it was ${autoVacuumBefore}): from now on sweeps and erases hand free pages back as they go.`
+        : `Handed ${pagesReturned.toLocaleString("en")} free pages back in ${file}.`,
+      `File ${megabytes(before.fileBytes)} before, ${megabytes(after.fileBytes)} after; ${after.freePages.toLocaleString("en")} pages free.`,
     ].join("\n");
   },
 };

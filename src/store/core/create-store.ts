@@ -1,11 +1,11 @@
 /**
  * The one implementation of the Store interface: the methods of core/, each written once
  * over the database port, plus the few a backend brings itself (the intake fast path, the
- * generated server keys, closing).
+ * generated server keys, its size and free space, closing).
  */
 import { GENERATION_IDS_MIGRATION } from "../migrations.ts";
 import { statement, type DatabasePort } from "../port.ts";
-import type { AddWorkItemOutcome, AddWorkItemsOutcome, NewWorkItem, NewWorkItems, Store, StoreFlags, StoreIdentity } from "../store.ts";
+import type { AddWorkItemOutcome, AddWorkItemsOutcome, NewWorkItem, NewWorkItems, StorageStore, Store, StoreFlags, StoreIdentity } from "../store.ts";
 import { accountsStore } from "./accounts.ts";
 import { breakerStore } from "./breaker.ts";
 import { capacityStore } from "./capacity.ts";
@@ -37,6 +37,8 @@ export interface Backend {
   schemaStatus: Store["schemaStatus"];
   /** Applies the pending migrations (`db migrate`), and answers the status after. */
   migrate: Store["migrate"];
+  /** Its size and free space, which each database reckons in its own way. */
+  storage: StorageStore;
   /** Settles what is in flight, then closes the database. */
   close(): Promise<void>;
 }
@@ -55,6 +57,8 @@ export function createSqlStore(backend: Backend): Store {
     addWorkItems: (input) => backend.addWorkItems(input),
     schemaStatus: () => backend.schemaStatus(),
     migrate: () => backend.migrate(),
+    storageSize: () => backend.storage.storageSize(),
+    returnFreePages: (bounds) => backend.storage.returnFreePages(bounds),
     storeIdentity: async () => {
       const { applied } = await backend.schemaStatus();
       if (!applied.some((migration) => migration.version === GENERATION_IDS_MIGRATION)) return null;

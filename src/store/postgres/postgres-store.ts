@@ -47,6 +47,14 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     },
     schemaStatus: () => db.schemaStatus(),
     migrate: () => db.migrate(),
+    storage: {
+      async storageSize() {
+        const row = (await db.one<{ database_bytes: string; schema: string; schema_bytes: string }>(POSTGRES_SQL.storageSize))!;
+        return { kind: "postgres", databaseBytes: Number(row.database_bytes), schema: row.schema, schemaBytes: Number(row.schema_bytes) };
+      },
+      // Autovacuum makes deleted rows' space reusable without a lock intake waits on; nothing to hand back by hand.
+      returnFreePages: async () => 0,
+    },
     async getOrCreateServerKey(name, candidate) {
       // Read first: the key is made once per deployment, and on Citus signing_secrets is a
       // reference table, whose every write needs every node (SPEC §23).

@@ -1,6 +1,6 @@
 /**
  * The statements only the PostgreSQL backend sends (the core's are in ../core/sql-<area>.ts): the
- * group-commit appends (single and bulk) and the shared signing key.
+ * group-commit appends (single and bulk), the shared signing key and the store's size.
  */
 import { statement } from "../port.ts";
 
@@ -28,4 +28,15 @@ export const POSTGRES_SQL = {
     "INSERT INTO signing_secrets (name, secret, created_at) VALUES ($1, $2, now()) ON CONFLICT (name) DO NOTHING",
   ),
   getSigningSecret: statement("get_signing_secret", "SELECT secret FROM signing_secrets WHERE name = $1"),
+  /**
+   * The store's size (`db status`): the catalog's, no tenant data. Relations of the schema the
+   * connection's search_path names; on Citus the coordinator's shells only (the shards' sizes are
+   * citus_total_relation_size's).
+   */
+  storageSize: statement(
+    "storage_size",
+    `SELECT pg_database_size(current_database()) AS database_bytes, current_schema() AS schema,
+            (SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0) FROM pg_class c
+              WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p', 'm')) AS schema_bytes`,
+  ),
 };

@@ -114,6 +114,21 @@ export class SqlitePort implements DatabasePort {
     });
   }
 
+  /**
+   * Runs `work` on the connection itself, between transactions like any statement: for what a
+   * prepared statement cannot do (`PRAGMA incremental_vacuum` frees one page per step, and only
+   * `pragma()` steps it to its end). Driver errors are mapped as everywhere.
+   */
+  withConnection<T>(work: (db: Database.Database) => T): Promise<T> {
+    return this.whenFree(() => {
+      try {
+        return Promise.resolve(work(this.db));
+      } catch (error) {
+        return Promise.reject(mapped(error));
+      }
+    });
+  }
+
   async ping(): Promise<void> {
     // Reads a page of the file, so an unreadable or vanished database does not look healthy.
     await this.one(PING);

@@ -2,8 +2,10 @@
  * The embedded store: one SQLite file in WAL mode with `synchronous=FULL`, so a resolved write
  * is on disk. The methods are the core's (../core/), over SqlitePort. What is SQLite's own:
  * adds are group-committed on a writer thread (intake-writer.ts), so one fsync serves many
- * requests and the event loop keeps serving while it happens; and each generated server key
- * (the token signing key, the data encryption key) is a file beside the database.
+ * requests and the event loop keeps serving while it happens; each generated server key
+ * (the token signing key, the data encryption key) is a file beside the database; and a new
+ * store is made in incremental auto-vacuum mode, so erased rows' pages go back to the file
+ * system in small chunks (free-pages.ts).
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -14,6 +16,7 @@ import { readMigrations, SchemaBehindError, schemaStatus, type AppliedMigration,
 import type { ServerKeyName, Store } from "../store.ts";
 import { toStoreError } from "./driver-errors.ts";
 import { prepareStoreFiles } from "./file-modes.ts";
+import { chooseIncrementalVacuum, sqliteStorage } from "./free-pages.ts";
 import { IntakeWriter } from "./intake-writer.ts";
 import { addMissingKinds, takenKinds } from "./kind-tables.ts";
 import { applyConnectionPragmas } from "./pragmas.ts";
@@ -34,6 +37,7 @@ export function openSqliteStore(path: string, options: { migrations?: MigrationM
   try {
     prepareStoreFiles(path);
     db = new Database(path);
+    chooseIncrementalVacuum(db);
     applyConnectionPragmas(db);
     if (mode === "apply") migrate(db);
   } catch (error) {
@@ -54,6 +58,7 @@ export function openSqliteStore(path: string, options: { migrations?: MigrationM
     addWorkItems: (input) => intake.addMany(input),
     getOrCreateServerKey: async (name, candidate) => serverKeyFile(join(dirname(path), SERVER_KEY_FILES[name]), candidate),
     schemaStatus: async () => statusOf(db),
+    storage: sqliteStorage(port, path),
     // For `db migrate`, which runs alone: each migration is its own IMMEDIATE transaction on this connection.
     migrate: async () => {
       migrate(db);
