@@ -42,7 +42,7 @@ import type { OperatorItemsStore } from "./types/operator-items.ts";
 import type { OperatorReadsStore } from "./types/operator-reads.ts";
 import type { OperatorsStore } from "./types/operators.ts";
 import type { OutcomesStore } from "./types/outcomes.ts";
-import type { StorageStore } from "./types/storage.ts";
+import type { StorageStore } from "./storage.ts";
 import type { WebhooksStore } from "./types/webhooks.ts";
 import type { WorkItemsStore } from "./types/work-items.ts";
 
@@ -60,7 +60,7 @@ export type * from "./types/operator-items.ts";
 export type * from "./types/operator-reads.ts";
 export type * from "./types/operators.ts";
 export type * from "./types/outcomes.ts";
-export type * from "./types/storage.ts";
+export type * from "./storage.ts";
 export type * from "./types/webhooks.ts";
 export type * from "./types/work-items.ts";
 export type { WebhookEventType } from "../domain/event-types.ts";

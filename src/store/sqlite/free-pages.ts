@@ -8,7 +8,7 @@
  */
 import { statSync } from "node:fs";
 import type Database from "better-sqlite3";
-import type { AutoVacuumMode, StorageSize, StorageStore } from "../types/storage.ts";
+import type { AutoVacuumMode, StorageSize, StorageStore } from "../storage.ts";
 import type { SqlitePort } from "./sqlite-port.ts";
 
 const AUTO_VACUUM_MODES: readonly AutoVacuumMode[] = ["none", "full", "incremental"];

@@ -12,7 +12,7 @@ import Database from "better-sqlite3";
 import { BackupError } from "./backup.ts";
 import { applyConnectionPragmas } from "./pragmas.ts";
 import { autoVacuumMode, returnFreePagesNow, sqliteStorageSize } from "./free-pages.ts";
-import type { AutoVacuumMode, StorageSize } from "../types/storage.ts";
+import type { AutoVacuumMode, StorageSize } from "../storage.ts";
 
 /** Pages one chunk hands back beside a running service: 4 MiB at 4 KiB pages. */
 const PAGES_PER_CHUNK = 1024;

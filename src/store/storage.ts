@@ -1,5 +1,7 @@
 /**
  * The store's size and its free space (SPEC §22: space comes back after a sweep or an erase).
+ * Not a store area of types/ and core/: each backend measures and frees its own (sqlite/free-pages.ts,
+ * postgres/postgres-store.ts), with no statement in common.
  *
  * The embedded store is one file of pages: a delete frees pages into the file's free list, and
  * in `auto_vacuum = INCREMENTAL` mode they can be handed back to the file system a few at a
