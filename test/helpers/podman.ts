@@ -84,3 +84,39 @@ export function createPodmanStore(prefix: string): PodmanStore {
     },
   };
 }
+
+/**
+ * How long a container may take to answer its readiness probe. Far above what a start takes
+ * even on a loaded machine (seconds), far below the suite's hang timeout: a container that
+ * never answers fails the test with its logs in minutes, not after twenty.
+ */
+export const CONTAINER_READY_TIMEOUT_MS = 3 * 60_000;
+
+/**
+ * Resolves once GET `url` answers 2xx. Fails at once when the container `name` is no longer
+ * running, and after `timeoutMs` when it runs but never answers; either way the error carries
+ * the container's state, its last lines of log and the last answer or connection error.
+ */
+export async function waitForContainerReady(store: PodmanStore, name: string, url: string, fetchUrl: (url: string) => Promise<Response | { ok: boolean; status: number }>, timeoutMs = CONTAINER_READY_TIMEOUT_MS): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = "no answer yet";
+  for (let probe = 0; ; probe += 1) {
+    try {
+      const answer = await fetchUrl(url);
+      if (answer.ok) return;
+      last = `HTTP ${answer.status}`;
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      last = cause?.code ?? cause?.message ?? String(error);
+    }
+    const timedOut = Date.now() > deadline;
+    // Asking podman costs a process; once a second is soon enough to see a container that stopped.
+    const state = timedOut || probe % 10 === 9 ? (await store.podman(["inspect", name, "--format", "{{.State.Status}} exit {{.State.ExitCode}} {{.State.Error}}"])).stdout.trim() : "running";
+    if (timedOut || !state.startsWith("running")) {
+      const logs = await store.podman(["logs", "--tail", "40", name]);
+      const why = timedOut ? `no 2xx from ${url} within ${timeoutMs} ms` : `container ${name} stopped before ${url} answered`;
+      throw new Error(`${why}; state: ${state || "unknown"}; last probe: ${last}\n--- podman logs ${name}:\n${(logs.stdout + logs.stderr).trim()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

@@ -27,7 +27,7 @@ import { availableBackends } from "../helpers/backends.ts";
 import { closeFreshConnections, fetchFresh as fetch, fileOneItem, waitForOk } from "../helpers/deployed-service.ts";
 import { companionPod, playFiles } from "../helpers/kube-play.ts";
 import { renderKustomizeBase } from "../helpers/kustomize.ts";
-import { createPodmanStore, imageToolsMissing, run, type PodmanStore } from "../helpers/podman.ts";
+import { createPodmanStore, imageToolsMissing, run, waitForContainerReady, type PodmanStore } from "../helpers/podman.ts";
 import { freePort, REPO_ROOT } from "../helpers/processes.ts";
 import { metricValue } from "../helpers/prometheus.ts";
 import { TEST_JWT_SECRET, validWorkItem } from "../helpers/test-app.ts";
@@ -116,17 +116,22 @@ describe("the image", { skip: missing ?? false, timeout: 3 * BUILD_TIMEOUT_MS },
       const files = readdirSync("/app/dist", { recursive: true }).filter((f) => f.endsWith(".js") && !entries.has(f) && !f.startsWith("console/assets/"));
       for (const file of files) await import("/app/dist/" + file);
       console.log(files.length);`;
-    const imported = await first.podmanOk(["run", "--rm", "--read-only", "--entrypoint", "/usr/local/bin/node", TAG, "--input-type=module", "-e", script]);
+    const imported = await first.podmanOk(["run", "--rm", "--read-only", "--network", "none", "--entrypoint", "/usr/local/bin/node", TAG, "--input-type=module", "-e", script]);
     assert.ok(Number(imported) > 100, `${imported.trim()} modules imported`);
   });
 
   test("it serves on a read-only root: ready within 15 s, the CLI through the image, add and read back, SIGTERM ends it at once, the data outlives the container", async (t) => {
     const port = await freePort();
+    // A network of the test's own, not podman's default one: that one's bridge and subnet
+    // (podman0, 10.88.0.0/16) are fixed, so another store on the machine, or what a killed run
+    // left behind, may hold them; a created network gets a subnet that is free.
+    const network = `wia-serve-${process.pid}`;
+    await first.podmanOk(["network", "create", network]);
     const common = ["--read-only", "--tmpfs", "/tmp", "--volume", "wia-data:/var/lib/work-item-api", "--env", `JWT_SECRET=${TEST_JWT_SECRET}`];
     const start = async (name: string) => {
       const startedAt = Date.now();
-      await first.podmanOk(["run", "--detach", "--name", name, ...common, "--publish", `127.0.0.1:${port}:8080`, TAG]);
-      await waitUntil("/readyz", async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.ok, HANG_TIMEOUT_MS, 100);
+      await first.podmanOk(["run", "--detach", "--name", name, ...common, "--network", network, "--publish", `127.0.0.1:${port}:8080`, TAG]);
+      await waitForContainerReady(first, name, `http://127.0.0.1:${port}/readyz`, fetch);
       return Date.now() - startedAt;
     };
     const readyMs = await start("wia-api");
@@ -165,6 +170,7 @@ describe("the image", { skip: missing ?? false, timeout: 3 * BUILD_TIMEOUT_MS },
     assert.equal(again.status, 200, "the item is still there in a new container on the same volume");
     assert.equal(((await again.json()) as { customerReference: string }).customerReference, "IMAGE-1");
     await first.podmanOk(["rm", "--force", "--time", "0", "wia-api-again"]);
+    await first.podmanOk(["network", "rm", network]);
   });
 
   test("on PostgreSQL: migrate with the CLI, then serve", async (t) => {
@@ -178,7 +184,7 @@ describe("the image", { skip: missing ?? false, timeout: 3 * BUILD_TIMEOUT_MS },
       const status = JSON.parse(await first.podmanOk(["run", "--rm", ...env, TAG, "db", "status", "--json"])) as { pending: unknown[] };
       assert.deepEqual(status.pending, []);
       await first.podmanOk(["run", "--detach", "--name", "wia-pg", ...env, "--env", `PORT=${port}`, "--env", "HOST=127.0.0.1", "--env", "MIGRATE_ON_START=false", TAG]);
-      await waitUntil("/readyz on PostgreSQL", async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.ok, HANG_TIMEOUT_MS, 100);
+      await waitForContainerReady(first, "wia-pg", `http://127.0.0.1:${port}/readyz`, fetch);
       const key = JSON.parse(await first.podmanOk(["run", "--rm", ...env, TAG, "keys", "create", "--company-id", "43", "--json"])) as { apiKey: string; secret: string };
       const login = await fetch(`http://127.0.0.1:${port}/api/Login/Authenticate`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ apiKey: key.apiKey, secret: key.secret }) });
       assert.equal(login.status, 200);
