@@ -12,12 +12,15 @@ function collect(dir) {
   });
 }
 
-// The image's suites build and run containers, minutes each: `npm run test:image` (CI runs both).
-const SEPARATE = "test/image/";
+// Run apart, each by its own script, only when named: the image's suites build and run containers,
+// minutes each (`npm run test:image`; CI runs it after this); the Citus cluster's start three
+// PostgreSQL clusters and measure rates and gaps that the rest of the suite's load would distort
+// (`npm run test:citus`; skipped without Citus, which CI does not have).
+const SEPARATE = ["test/image/", "test/store/citus-cluster.test.ts"];
 const filters = process.argv.slice(2);
 const files = collect("test")
   .map((file) => relative(".", file))
-  .filter((file) => (filters.length === 0 ? !file.startsWith(SEPARATE) : filters.some((filter) => file.includes(filter))))
+  .filter((file) => (filters.length === 0 ? !SEPARATE.some((separate) => file.startsWith(separate)) : filters.some((filter) => file.includes(filter))))
   .sort();
 // The longest files start first, so that none of them begins near the end and runs alone while
 // the other slots idle (each takes 40–155 s of a 12-minute run; the rest are a few seconds to 30).

@@ -50,6 +50,7 @@ export interface Metrics {
   readonly webhookDeliveries: Counter<"outcome">;
   readonly outboxBacklog: Gauge;
   readonly itemsOverdue: Gauge;
+  readonly storeShardGroupsUnreachable: Gauge;
   readonly botScheduleInterval: Gauge;
   readonly authorityBreakerState: Gauge<"state">;
   readonly authorityRefusing: Gauge;
@@ -67,6 +68,8 @@ export interface Metrics {
   setOutboxBacklogSource(source: BacklogSource | undefined): void;
   /** Where the overdue gauge reads from: the store, whatever the process's role. */
   setItemsOverdueSource(source: StoreCountSource | undefined): void;
+  /** Where the unreachable shard groups gauge reads from: the store (SPEC §23). */
+  setShardGroupsUnreachableSource(source: StoreCountSource | undefined): void;
   /** Where the schedule interval gauge reads from; the schedule lives with the bot. */
   setScheduleIntervalSource(source: ScheduleIntervalSource | undefined): void;
   /** Where the breaker gauge reads from; the breaker lives with the bot. */
@@ -80,6 +83,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   if (options.defaultMetrics) collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
   let backlogSource = options.outboxBacklog;
   let overdueSource: StoreCountSource | undefined;
+  let shardGroupsSource: StoreCountSource | undefined;
   let scheduleIntervalSource: ScheduleIntervalSource | undefined;
   let breakerSource: BreakerStateSource | undefined;
   let breakerReasonSource: BreakerReasonSource | undefined;
@@ -134,6 +138,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   });
   const outboxBacklog = storeCountGauge(registry, "outbox_backlog", "Webhook deliveries waiting in the outbox", () => backlogSource);
   const itemsOverdue = storeCountGauge(registry, "items_overdue", "New items (not yet filed) whose deadline has passed, over all companies", () => overdueSource);
+  const storeShardGroupsUnreachable = storeCountGauge(
+    registry,
+    "store_shard_groups_unreachable",
+    "Shard groups of a Citus store whose node the last read across companies could not reach; their companies' filing waits (0 on one PostgreSQL or SQLite)",
+    () => shardGroupsSource,
+  );
   // The bot-lap alert compares the last lap's age with this, so it holds for any BOT_SCHEDULE
   // (a schedule that sleeps at night has long intervals then).
   const botScheduleInterval = new Gauge({
@@ -192,6 +202,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     webhookDeliveries,
     outboxBacklog,
     itemsOverdue,
+    storeShardGroupsUnreachable,
     botScheduleInterval,
     authorityBreakerState,
     authorityRefusing,
@@ -212,6 +223,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
     setItemsOverdueSource: (source) => {
       overdueSource = source;
+    },
+    setShardGroupsUnreachableSource: (source) => {
+      shardGroupsSource = source;
     },
     setScheduleIntervalSource: (source) => {
       scheduleIntervalSource = source;

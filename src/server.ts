@@ -55,6 +55,7 @@ async function main(): Promise<void> {
   // Read on every scrape, from the database: the backlog of every process, whichever role scrapes.
   metrics.setOutboxBacklogSource(() => store.countPendingWebhookDeliveries());
   metrics.setItemsOverdueSource(() => store.countOverdueItems(new Date().toISOString()));
+  metrics.setShardGroupsUnreachableSource(() => store.shardGroupsUnreachable());
 
   let address: string | undefined;
   if (config.role === "all" || config.role === "api") {

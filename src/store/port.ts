@@ -14,9 +14,27 @@ import type { StoreFlags } from "./store.ts";
 export interface Statement {
   readonly name: string;
   readonly text: string | ((dialect: Dialect) => string);
+  /** Set on a read across companies that the bot, the dispatcher or a sweep begins with. */
+  readonly acrossCompanies?: AcrossCompanies;
 }
 
-export const statement = (name: string, text: Statement["text"]): Statement => ({ name, text });
+/**
+ * A read across companies, said so that a sharded backend can answer it from the shards it
+ * reaches when a node is lost (SPEC §23; postgres/shard-fan-out.ts): each shard answers the
+ * statement alone, and the rows are merged in the statement's order and cut to its LIMIT. That
+ * holds for a statement whose groups (if any) are per company, since all of a company's rows
+ * live on one shard.
+ */
+export interface AcrossCompanies {
+  /** The one tenant table it reads (by its plain name); every other table it names holds no tenant data. */
+  readonly table: string;
+  /** Its ORDER BY, as columns it returns, ascending. */
+  readonly orderBy: readonly string[];
+  /** The 1-based parameter that holds its LIMIT, if it has one. */
+  readonly limitParameter?: number;
+}
+
+export const statement = (name: string, text: Statement["text"], acrossCompanies?: AcrossCompanies): Statement => ({ name, text, ...(acrossCompanies ? { acrossCompanies } : {}) });
 
 /** The SQL text that differs between the backends, as fragments the core splices in. */
 export interface Dialect {
@@ -96,5 +114,7 @@ export interface DatabasePort extends Queryable {
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Resolves when the database answers; rejects with StoreUnavailableError otherwise. */
   ping(): Promise<void>;
+  /** Shard groups the last read across companies could not reach; 0 on a store of one node. */
+  shardGroupsUnreachable(): number;
   close(): Promise<void>;
 }

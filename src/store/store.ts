@@ -118,6 +118,11 @@ export interface Store
 
   /** Resolves when the database answers; rejects with StoreUnavailableError otherwise. */
   ping(): Promise<void>;
+  /**
+   * Shard groups of a sharded store (Citus) that the last read across companies could not
+   * reach, whose companies' filing waits (SPEC §23); 0 on a store of one node.
+   */
+  shardGroupsUnreachable(): number;
   /** The schema's migrations against the ones this version knows (SPEC §18). */
   schemaStatus(): Promise<SchemaStatus>;
   /** Applies the pending migrations and answers the status after (`db migrate`, which runs alone). */

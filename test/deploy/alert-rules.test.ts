@@ -58,6 +58,7 @@ test("SPEC §17's alerts are all there", () => {
     "WorkItemApiAuthorityBreakerOpen",
     "WorkItemApiAuthorityRefusingCalls",
     "WorkItemApiItemsOverdue",
+    "WorkItemApiStoreShardsUnreachable",
     "WorkItemApiSubmitsAfterDeadline",
     "WorkItemApiWebhookDeliveriesFailing",
     "WorkItemApiWebhookBacklogGrowing",

@@ -51,6 +51,7 @@ export function createSqlStore(backend: Backend): Store {
     kind: backend.kind,
     flags: backend.flags,
     ping: () => db.ping(),
+    shardGroupsUnreachable: () => db.shardGroupsUnreachable(),
     close: () => backend.close(),
     addWorkItem: (input) => backend.addWorkItem(input),
     getOrCreateServerKey: (name, candidate) => backend.getOrCreateServerKey(name, candidate),

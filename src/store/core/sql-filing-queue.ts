@@ -24,11 +24,16 @@ const LANE_NOT_PAUSED = notPaused("l");
 const LANE_COLUMNS = "l.company_id, l.work_type, l.deadline_at, l.served_seq";
 /** An original's changes and withdrawal waiting or being filed. */
 const FOLLOW_UP_OPEN = "f.company_id = $1 AND f.original_work_item_id = $2 AND f.status IN ('New', 'InProgress')";
-/** A change or withdrawal claimed: what the bot files it with, its original's number and state (SPEC §15). */
+/**
+ * A change or withdrawal claimed: what the bot files it with, its original's number and state
+ * (SPEC §15). The original is looked up in company $1, the claim's: naming the company by the
+ * parameter, not by the outer row, is what lets Citus send the whole claim to the company's one
+ * shard (with `o.company_id = work_items.company_id` it ran the UPDATE on every shard).
+ */
 const DUE_ITEM_COLUMNS = `company_id, work_batch_id, work_item_id, store_generation, generation_id, trace_parent, work_type, status, request, attempts, deadline_at, kind, original_work_item_id, revision,
-  (SELECT o.application_number FROM work_items o WHERE o.company_id = work_items.company_id AND o.work_item_id = work_items.original_work_item_id)
+  (SELECT o.application_number FROM work_items o WHERE o.company_id = $1 AND o.work_item_id = work_items.original_work_item_id)
     AS original_application_number,
-  (SELECT o.status FROM work_items o WHERE o.company_id = work_items.company_id AND o.work_item_id = work_items.original_work_item_id)
+  (SELECT o.status FROM work_items o WHERE o.company_id = $1 AND o.work_item_id = work_items.original_work_item_id)
     AS original_status`;
 
 /**
@@ -70,6 +75,7 @@ export const FILING_QUEUE_SQL = {
          FROM work_batches b WHERE b.status IN ('Closed', 'Processing')
      ) work
      GROUP BY company_id ORDER BY company_id`,
+    { table: "work_batches", orderBy: ["company_id"] },
   ),
   /** The company's Closed batches of work types not paused, locked in id order. */
   closedBatches: statement(
@@ -162,6 +168,7 @@ export const FILING_QUEUE_SQL = {
     `SELECT ${LANE_COLUMNS} FROM filing_lanes l
       WHERE l.deadline_at >= $1 AND l.deadline_at < $3 AND l.ready_at <= $2 AND ${LANE_NOT_PAUSED}
       ORDER BY l.deadline_at, l.served_seq, l.company_id, l.work_type LIMIT $4`,
+    { table: "filing_lanes", orderBy: ["deadline_at", "served_seq", "company_id", "work_type"], limitParameter: 4 },
   ),
   /** Late: deadline before now ($1), ready by $2, at most $3. */
   lateLanes: statement(
@@ -169,6 +176,7 @@ export const FILING_QUEUE_SQL = {
     `SELECT ${LANE_COLUMNS} FROM filing_lanes l
       WHERE l.deadline_at < $1 AND l.ready_at <= $2 AND ${LANE_NOT_PAUSED}
       ORDER BY l.deadline_at, l.served_seq, l.company_id, l.work_type LIMIT $3`,
+    { table: "filing_lanes", orderBy: ["deadline_at", "served_seq", "company_id", "work_type"], limitParameter: 3 },
   ),
   /** No deadline ($1), ready by $2, at most $3. */
   lanesWithoutDeadline: statement(
@@ -176,6 +184,7 @@ export const FILING_QUEUE_SQL = {
     `SELECT ${LANE_COLUMNS} FROM filing_lanes l
       WHERE l.deadline_at = $1 AND l.ready_at <= $2 AND ${LANE_NOT_PAUSED}
       ORDER BY l.served_seq, l.company_id, l.work_type LIMIT $3`,
+    { table: "filing_lanes", orderBy: ["served_seq", "company_id", "work_type"], limitParameter: 3 },
   ),
   /** The lane's first $5 items due by $4, in intake order: a claim's candidates. */
   dueLaneItems: statement(
@@ -221,8 +230,9 @@ export const FILING_QUEUE_SQL = {
   /** Across companies (a named read of the lane table): up to $2 status lanes due by $1, the longest waiting first. */
   dueStatusLanes: statement(
     "due_status_lanes",
-    `SELECT l.company_id, l.work_type FROM status_lanes l WHERE l.ready_at <= $1 AND ${LANE_NOT_PAUSED}
+    `SELECT l.company_id, l.work_type, l.ready_at FROM status_lanes l WHERE l.ready_at <= $1 AND ${LANE_NOT_PAUSED}
       ORDER BY l.ready_at, l.company_id, l.work_type LIMIT $2`,
+    { table: "status_lanes", orderBy: ["ready_at", "company_id", "work_type"], limitParameter: 2 },
   ),
   /** Up to $6 of the lane's Submitted items due by $3, held by $4 until $5 (the lease). */
   claimStatusRequests: statement(

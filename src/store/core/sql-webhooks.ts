@@ -52,7 +52,7 @@ export const WEBHOOKS_SQL = {
    */
   companiesWithDueDeliveries: statement(
     "companies_with_due_deliveries",
-    `SELECT company_id FROM (
+    `SELECT company_id, SUM(in_flight) AS in_flight_count, MIN(due_at) AS first_due_at FROM (
          SELECT company_id, next_attempt_at AS due_at, 0 AS in_flight FROM webhook_outbox
           WHERE status = 'Pending' AND next_attempt_at <= $1
          UNION ALL
@@ -61,6 +61,7 @@ export const WEBHOOKS_SQL = {
       GROUP BY company_id
      HAVING MIN(due_at) IS NOT NULL AND SUM(in_flight) < $3
       ORDER BY SUM(in_flight), MIN(due_at), company_id LIMIT $2`,
+    { table: "webhook_outbox", orderBy: ["in_flight_count", "first_due_at", "company_id"], limitParameter: 2 },
   ),
   /**
    * The company's due deliveries, oldest first, as many as $5 and as its cap of $6 in flight
@@ -105,6 +106,7 @@ export const WEBHOOKS_SQL = {
   companiesWithEndedDeliveries: statement(
     "companies_with_ended_deliveries",
     "SELECT DISTINCT company_id FROM webhook_outbox WHERE ended_at <= $1 ORDER BY company_id LIMIT $2",
+    { table: "webhook_outbox", orderBy: ["company_id"], limitParameter: 2 },
   ),
   /** Step 2, one company at a time: at most $3 of its ended deliveries; their attempts go with them (ON DELETE CASCADE). */
   deleteEndedDeliveries: statement(

@@ -51,6 +51,7 @@ export const WORK_ITEMS_SQL = {
   companiesWithExpiredIdempotencyKeys: statement(
     "companies_with_expired_idempotency_keys",
     "SELECT DISTINCT company_id FROM idempotency_keys WHERE created_at <= $1 ORDER BY company_id LIMIT $2",
+    { table: "idempotency_keys", orderBy: ["company_id"], limitParameter: 2 },
   ),
   /** Step 2, one company at a time: at most $3 of its expired keys. */
   deleteExpiredIdempotencyKeys: statement(

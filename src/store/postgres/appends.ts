@@ -9,6 +9,11 @@
  * addWorkItems (a bulk add) takes the same channel as its company's single adds, as a group of its
  * own: ONE statement, `wia_add_work_item_bulk` (migrations/0008), one transaction for all its
  * items.
+ *
+ * On Citus, a company whose node does not answer (SPEC §23) is refused at once for a moment
+ * (LOST_COMPANY_MS) after one of its adds failed for that: its calls would otherwise go on
+ * joining the groups of its channel, and the companies that share the channel would wait behind
+ * each failing item.
  */
 import { decodeBulkAnswer } from "../core/bulk-answer.ts";
 import { StoreUnavailableError } from "../errors.ts";
@@ -16,6 +21,7 @@ import type { AddWorkItemOutcome, AddWorkItemsOutcome, NewWorkItem, NewWorkItems
 import type { DatabasePort } from "../port.ts";
 import { isRetryableSqlState } from "./errors.ts";
 import { GroupCommitter, type GroupResult } from "./group-commit.ts";
+import { isLostNode } from "./shard-fan-out.ts";
 import { POSTGRES_SQL } from "./statements.ts";
 
 /**
@@ -23,6 +29,9 @@ import { POSTGRES_SQL } from "./statements.ts";
  * shared memory, beyond which every other session's snapshots get slower.
  */
 const MAX_GROUP_SIZE = 64;
+
+/** How long a company's adds are refused without a try after one failed for a lost node. */
+const LOST_COMPANY_MS = 2_000;
 
 interface AddRow {
   /** Index into the sorted group. */
@@ -46,6 +55,19 @@ type Call = { kind: "one"; input: NewWorkItem } | { kind: "many"; input: NewWork
 type Answer = { kind: "one"; outcome: AddWorkItemOutcome } | { kind: "many"; outcome: AddWorkItemsOutcome };
 
 export function createAppender(db: DatabasePort, channels: number): Appender {
+  const lostUntil = new Map<number, number>();
+  /** Runs `call` for the company, unless its node was lost a moment ago. */
+  const unlessLost = async <T>(companyId: number, call: () => Promise<T>): Promise<T> => {
+    const until = lostUntil.get(companyId);
+    if (until !== undefined && Date.now() < until) throw new StoreUnavailableError("the store's node for this company does not answer");
+    lostUntil.delete(companyId);
+    try {
+      return await call();
+    } catch (error) {
+      if (error instanceof StoreUnavailableError && isLostNode(error.cause)) lostUntil.set(companyId, Date.now() + LOST_COMPANY_MS);
+      throw error;
+    }
+  };
   const committer = new GroupCommitter<Call, Answer>({
     channels,
     maxGroupSize: MAX_GROUP_SIZE,
@@ -60,12 +82,12 @@ export function createAppender(db: DatabasePort, channels: number): Appender {
   });
   return {
     async add(input) {
-      const answer = await committer.submit({ kind: "one", input });
+      const answer = await unlessLost(input.companyId, () => committer.submit({ kind: "one", input }));
       if (answer.kind !== "one") throw new Error("group commit answered a single add with a bulk outcome");
       return answer.outcome;
     },
     async addMany(input) {
-      const answer = await committer.submit({ kind: "many", input });
+      const answer = await unlessLost(input.companyId, () => committer.submit({ kind: "many", input }));
       if (answer.kind !== "many") throw new Error("group commit answered a bulk add with a single outcome");
       return answer.outcome;
     },

@@ -8,6 +8,7 @@ import { AlreadyExistsError, StoreUnavailableError } from "../errors.ts";
 import { dialectFor, type DatabasePort, type Dialect, type Queryable, type Statement } from "../port.ts";
 import type { StoreFlags } from "../store.ts";
 import { storeError } from "./errors.ts";
+import { isLostNode, ShardFanOut } from "./shard-fan-out.ts";
 import { SchemaBehindError, type MigrationMode, type SchemaStatus } from "../migrations.ts";
 import { migrate, migrationStatus } from "./migrate.ts";
 import { followDatabaseIdentity } from "./store-generation.ts";
@@ -51,8 +52,21 @@ function mapped(error: unknown): unknown {
   return storeError(error);
 }
 
-/** Queryable over anything with pg's query(config) (the pool, or one checked-out client). */
-function queryable(client: pg.Pool | pg.PoolClient): Queryable {
+/** The transaction a Queryable runs in: how many statements it has sent, and how to begin it anew. */
+interface OpenTransaction {
+  statements: number;
+  begin(): Promise<void>;
+}
+
+const BEGIN = "BEGIN ISOLATION LEVEL READ COMMITTED";
+
+/**
+ * Queryable over anything with pg's query(config) (the pool, or one checked-out client in
+ * `transaction`). A read across companies that fails for a lost Citus node is answered shard by
+ * shard instead (shard-fan-out.ts); in a transaction only as its first statement, which the
+ * transaction can begin again without it: later, the transaction has done work and fails.
+ */
+function queryable(client: pg.Pool | pg.PoolClient, fanOut: ShardFanOut, transaction?: OpenTransaction): Queryable {
   const query = async (statement: Statement, values: readonly unknown[] = []) => {
     try {
       return await client.query({ ...named(statement), values: values as unknown[] });
@@ -60,10 +74,37 @@ function queryable(client: pg.Pool | pg.PoolClient): Queryable {
       throw mapped(error);
     }
   };
+  const all = async <R>(statement: Statement, values: readonly unknown[] = []): Promise<R[]> => {
+    const first = transaction ? transaction.statements++ === 0 : true;
+    if (!statement.acrossCompanies) return (await query(statement, values)).rows as R[];
+    if (fanOut.active) return fanOut.all<R>(statement, named(statement).text, values);
+    try {
+      const { rows } = await client.query({ ...named(statement), values: values as unknown[] });
+      fanOut.clusterAnswered();
+      return rows as R[];
+    } catch (error) {
+      if (!isLostNode(error)) throw mapped(error);
+      fanOut.lostNode();
+      if (!first) throw mapped(error);
+      await transaction?.begin().catch((beginError: unknown) => {
+        throw mapped(beginError);
+      });
+      return fanOut.all<R>(statement, named(statement).text, values);
+    }
+  };
+  const count = () => {
+    if (transaction) transaction.statements += 1;
+  };
   return {
-    one: async <R>(statement: Statement, values?: readonly unknown[]) => (await query(statement, values)).rows[0] as R | undefined,
-    all: async <R>(statement: Statement, values?: readonly unknown[]) => (await query(statement, values)).rows as R[],
-    run: async (statement, values) => (await query(statement, values)).rowCount ?? 0,
+    one: async <R>(statement: Statement, values?: readonly unknown[]) => {
+      count();
+      return (await query(statement, values)).rows[0] as R | undefined;
+    },
+    all,
+    run: async (statement, values) => {
+      count();
+      return (await query(statement, values)).rowCount ?? 0;
+    },
   };
 }
 
@@ -72,8 +113,14 @@ export class PostgresPort implements DatabasePort {
   readonly all: Queryable["all"];
   readonly run: Queryable["run"];
 
-  private constructor(private readonly pool: pg.Pool) {
-    ({ one: this.one, all: this.all, run: this.run } = queryable(pool));
+  private readonly fanOut: ShardFanOut;
+
+  private constructor(
+    private readonly pool: pg.Pool,
+    url: string,
+  ) {
+    this.fanOut = new ShardFanOut(url);
+    ({ one: this.one, all: this.all, run: this.run } = queryable(pool, this.fanOut));
   }
 
   /** Opens a pool of at most `poolSize` connections and, by `mode`, applies pending migrations or refuses to open while any is pending. */
@@ -95,7 +142,7 @@ export class PostgresPort implements DatabasePort {
       await pool.end().catch(() => undefined);
       throw error;
     }
-    return new PostgresPort(pool);
+    return new PostgresPort(pool, url);
   }
 
   schemaStatus(): Promise<SchemaStatus> {
@@ -124,8 +171,15 @@ export class PostgresPort implements DatabasePort {
     const onError = (error: Error) => (broken = error);
     client.on("error", onError);
     try {
-      await client.query("BEGIN ISOLATION LEVEL READ COMMITTED");
-      const result = await work(queryable(client));
+      await client.query(BEGIN);
+      const open: OpenTransaction = {
+        statements: 0,
+        begin: async () => {
+          await client.query("ROLLBACK");
+          await client.query(BEGIN);
+        },
+      };
+      const result = await work(queryable(client, this.fanOut, open));
       try {
         await client.query("COMMIT");
       } catch (error) {
@@ -151,8 +205,13 @@ export class PostgresPort implements DatabasePort {
     }
   }
 
-  close(): Promise<void> {
-    return this.pool.end();
+  shardGroupsUnreachable(): number {
+    return this.fanOut.shardGroupsUnreachable;
+  }
+
+  async close(): Promise<void> {
+    await this.fanOut.close();
+    await this.pool.end();
   }
 }
 

@@ -134,6 +134,11 @@ export class SqlitePort implements DatabasePort {
     await this.one(PING);
   }
 
+  /** One file, no shards. */
+  shardGroupsUnreachable(): number {
+    return 0;
+  }
+
   async close(): Promise<void> {
     await this.queue;
     if (this.db.open) this.db.close();
