@@ -25,8 +25,18 @@ const itemsIn = (jobs: Array<IntakeJob | IntakeBulkJob>) => jobs.reduce((sum, jo
 
 const port = parentPort!;
 const db = new Database((workerData as { path: string }).path);
-applyConnectionPragmas(db);
-const addGroup = createIntake(db);
+const addGroup = (() => {
+  try {
+    applyConnectionPragmas(db);
+    return createIntake(db);
+  } catch (error) {
+    // Closed before the thread ends with the error: a statement the thread's end leaves to the
+    // garbage collector aborts the whole process in better-sqlite3's destructor, and the error
+    // is never seen.
+    db.close();
+    throw error;
+  }
+})();
 
 function shutdown(): void {
   db.close();
