@@ -151,7 +151,10 @@ export function recordStoreStatements(): Set<string> {
       if (typeof text === "string" && this.connectionParameters?.application_name === STORE_APPLICATION_NAME) recorded.add(text);
       return (query as (...a: unknown[]) => unknown).apply(this, args);
     } as typeof query;
-    after(() => assertScopedByCompany(recorded));
+    after(() => {
+      assertScopedByCompany(recorded);
+      assertRowLocksAreWrites(recorded);
+    });
   }
   return recorded;
 }
@@ -169,4 +172,20 @@ export function assertScopedByCompany(statements: Iterable<string>): void {
   }
   assert.ok(checked > 0, "no tenant statement was recorded");
   assert.deepEqual(unscoped, [], "statements that are not scoped by company_id");
+}
+
+const ROW_LOCK = /\bFOR\s+(?:NO\s+KEY\s+)?(?:UPDATE|SHARE)\b/i;
+const WRITE = /^\s*(?:UPDATE\s+\w+\s+SET|DELETE\s+FROM)\b|^\s*WITH\b[\s\S]*\)\s*(?:UPDATE\s+\w+\s+SET|DELETE\s+FROM)\b/i;
+
+/**
+ * A row lock on tenant data is taken by a write (an UPDATE that changes nothing, or the CTE of a
+ * write), never by SELECT … FOR UPDATE or FOR SHARE alone: Citus holds only writes back for a
+ * shard move's cut-over, so a lock taken by a read can be held on the old placement while another
+ * transaction writes the row on the new one (docs/scaling.md §3.7).
+ */
+export function assertRowLocksAreWrites(statements: Iterable<string>): void {
+  const byRead = [...statements]
+    .map((recordedText) => recordedText.replace(/^\s*--.*$/gm, "").trim())
+    .filter((text) => ROW_LOCK.test(text) && !WRITE.test(text) && !NOT_TENANT_DATA.some((pattern) => pattern.test(text)));
+  assert.deepEqual(byRead.map((text) => text.replace(/\s+/g, " ").slice(0, 200)), [], "row locks on tenant data taken by a read");
 }

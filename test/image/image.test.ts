@@ -128,21 +128,10 @@ describe("the image", { skip: missing ?? false, timeout: 3 * BUILD_TIMEOUT_MS },
     const network = `wia-serve-${process.pid}`;
     await first.podmanOk(["network", "create", network]);
     const common = ["--read-only", "--tmpfs", "/tmp", "--volume", "wia-data:/var/lib/work-item-api", "--env", `JWT_SECRET=${TEST_JWT_SECRET}`];
-    const start = async (name: string, retried = false): Promise<number> => {
+    const start = async (name: string): Promise<number> => {
       const startedAt = Date.now();
       await first.podmanOk(["run", "--detach", "--name", name, ...common, "--network", network, "--publish", `127.0.0.1:${port}:8080`, TAG]);
-      try {
-        await waitForContainerReady(first, name, `http://127.0.0.1:${port}/readyz`, fetch);
-      } catch (error) {
-        // A known defect, not yet fixed: now and then the process aborts at start-up in
-        // better-sqlite3 12's Statement destructor, run by the garbage collector where Node has no
-        // environment ("Assertion failed: (env) != nullptr", exit 134). An orchestrator restarts
-        // it; so does this test, once, and says so. A second abort, or any other failure, fails.
-        if (retried || !/exit 134[\s\S]*RemoveEnvironmentCleanupHook/.test(String(error))) throw error;
-        t.diagnostic(`${name} aborted at start-up in better-sqlite3's Statement destructor (exit 134); started again`);
-        await first.podmanOk(["rm", "--force", "--time", "0", name]);
-        return start(name, true);
-      }
+      await waitForContainerReady(first, name, `http://127.0.0.1:${port}/readyz`, fetch);
       return Date.now() - startedAt;
     };
     const readyMs = await start("wia-api");

@@ -176,12 +176,20 @@ describe("a Citus cluster of a coordinator and two workers", { skip: missing ?? 
       adds.push(result);
       return result;
     };
-    /** Each company adds one item after another for `ms`, all companies at once; `during` runs beside. */
+    /**
+     * Each company adds one item after another for `ms`, all companies at once; `during` runs
+     * beside. A 503 is retried after its Retry-After, as the service's client does
+     * (src/client/client.ts): a client that retries at once only costs the API process the CPU
+     * of the answers it refuses.
+     */
     const load = async (ms: number, tag: string, during: () => Promise<void> = async () => undefined) => {
       const until = Date.now() + ms;
       await Promise.all([
         ...COMPANIES.map(async (companyId) => {
-          for (let round = 0; Date.now() < until; round += 1) await add(companyId, `${tag}-${round}`);
+          for (let round = 0; Date.now() < until; round += 1) {
+            const answer = await add(companyId, `${tag}-${round}`);
+            if (answer.status === 503 && answer.retryAfter !== null) await sleep(Math.min(Number(answer.retryAfter) * 1000, until - Date.now()));
+          }
         }),
         during(),
       ]);
@@ -203,6 +211,18 @@ describe("a Citus cluster of a coordinator and two workers", { skip: missing ?? 
   };
   const allFiled = async () =>
     withClient(async (client) => Number((await client.query("SELECT COUNT(*) AS n FROM work_items WHERE status <> 'Successful'")).rows[0].n) === 0 || undefined);
+  /** What the items not filed yet are waiting for, with their batch's state: what a stranded item looks like. */
+  const notFiled = () =>
+    withClient(async (client) =>
+      (
+        await client.query(
+          `SELECT i.company_id, i.work_item_id, i.status, i.next_attempt_at, i.claimed_by, i.attempts, i.created_at, i.updated_at,
+                  b.work_batch_id, b.status AS batch_status, b.closed_at, b.item_count, b.unfinished_items
+             FROM work_items i JOIN work_batches b ON b.company_id = i.company_id AND b.work_batch_id = i.work_batch_id
+            WHERE i.status <> 'Successful' ORDER BY i.work_item_id LIMIT 20`,
+        )
+      ).rows.map(normalised),
+    );
   /** Each filing (Successful) of the companies' items between `from` and `to`, in time order. */
   const filingTimes = (companies: number[], from: number, to: number) =>
     withClient(async (client) =>
@@ -279,11 +299,10 @@ describe("a Citus cluster of a coordinator and two workers", { skip: missing ?? 
         `the live companies' first item filed ${resumedMs} ms after the loss, the longest gap between their filings ${longestGapMs} ms; ${unreachable} shard groups out; ` +
         `all ${acknowledged.length} filed ${refiledAt - backAt} ms after the node came back`,
     );
-    // SPEC §23's target is 90%. On one 2-core machine the fan-out's connections to the nodes and
-    // the filing of the live companies' backlog take CPU from intake: each add on the live node
-    // takes as long as before the loss (8 ms at p50 either way, measured alone), but the rate here
-    // falls to 50–60%. Half is the bound that says intake was not held up by the lost node.
-    assert.ok(liveRateLate >= 0.5 * liveRateBefore, `live intake kept ${((100 * liveRateLate) / liveRateBefore).toFixed(0)}% of its rate`);
+    // SPEC §23's target is 90%, with the lost companies' clients waiting as Retry-After says.
+    // The bound is lower because on one 2-core machine the three clusters, the fan-out and the
+    // filing of the backlog share the cores with intake; the note of each run gives the figure.
+    assert.ok(liveRateLate >= 0.7 * liveRateBefore, `live intake kept ${((100 * liveRateLate) / liveRateBefore).toFixed(0)}% of its rate`);
     assert.ok(resumedMs <= 10_000, `filing for the live companies resumed ${resumedMs} ms after the loss`);
     await theOnlyStatementsOnEveryShardAreTheReadsAcrossCompanies();
   });
@@ -325,7 +344,10 @@ describe("a Citus cluster of a coordinator and two workers", { skip: missing ?? 
     const statuses = [...new Set(adds.map((a) => a.status))];
     if (statuses.length > 1) await stop();
     assert.deepEqual(statuses, [200], "every add during the moves answered 200");
-    await waitUntil("every add filed", async () => ((await filed(adds)) === adds.length ? true : undefined), 120_000, 500);
+    await waitUntil("every add filed", async () => ((await filed(adds)) === adds.length ? true : undefined), 120_000, 500).catch(async (error: unknown) => {
+      await stop();
+      throw new Error(`${String(error)}; the items not filed: ${JSON.stringify(await notFiled())}`);
+    });
     await storedOnceFiledOnce(adds, "moving");
     await stop();
     const times = adds.map((a) => a.ms).sort((x, y) => x - y);

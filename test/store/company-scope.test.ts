@@ -16,7 +16,7 @@ import { openSqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 import { prepareIntakeStatements } from "../../src/store/sqlite/intake-statements.ts";
 import { postgresDialect } from "../../src/store/postgres/postgres-port.ts";
 import { sqliteDialect } from "../../src/store/sqlite/sqlite-port.ts";
-import { assertScopedByCompany, recordStoreStatements } from "../helpers/statement-recorder.ts";
+import { assertRowLocksAreWrites, assertScopedByCompany, recordStoreStatements } from "../helpers/statement-recorder.ts";
 
 test("the check refuses a statement without company_id, and one that names it without filtering by it", () => {
   assert.throws(() => assertScopedByCompany(["SELECT * FROM work_items WHERE work_item_id = $1"]), /not scoped by company_id/);
@@ -34,6 +34,20 @@ test("cross-company statements are allowed only by name", () => {
   assert.throws(() => assertScopedByCompany([lanes.replace("LIMIT $4", "LIMIT 10")]), /not scoped by company_id/);
   const claim = FILING_QUEUE_SQL.claimLane.text as (d: typeof sqliteDialect) => string;
   assert.doesNotThrow(() => assertScopedByCompany([claim(sqliteDialect), claim(postgresDialect)]));
+});
+
+test("a row lock on tenant data is taken by a write; the check refuses one taken by a read", () => {
+  assert.throws(() => assertRowLocksAreWrites(["SELECT status FROM work_items WHERE company_id = $1 AND work_item_id = $2 FOR UPDATE"]), /taken by a read/);
+  assert.throws(() => assertRowLocksAreWrites(["SELECT status FROM work_batches WHERE company_id = $1 FOR SHARE"]), /taken by a read/);
+  const hold = FILING_QUEUE_SQL.tryHoldFilingLane.text as (d: typeof postgresDialect) => string;
+  assert.doesNotThrow(() =>
+    assertRowLocksAreWrites([
+      hold(postgresDialect),
+      (FILING_QUEUE_SQL.holdClosedBatches.text as (d: typeof postgresDialect) => string)(postgresDialect),
+      // The authority's capacity is on the coordinator alone: its lock never moves.
+      (CAPACITY_SQL.lockCapacity.text as (d: typeof postgresDialect) => string)(postgresDialect),
+    ]),
+  );
 });
 
 test("the authority's capacity is not tenant data, but only statements on its own tables are let through as such", () => {

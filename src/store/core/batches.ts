@@ -16,7 +16,7 @@ import { BATCHES_SQL } from "./sql-batches.ts";
 export async function openBatchFor(tx: Queryable, input: { companyId: number; workType: string; now: string; batchMaxItems: number }): Promise<number> {
   const { companyId, workType, now } = input;
   for (;;) {
-    const open = await tx.one<{ work_batch_id: number | string; item_count: number | string }>(BATCHES_SQL.lockOpenBatch, [companyId, workType]);
+    const open = await tx.one<{ work_batch_id: number | string; item_count: number | string }>(BATCHES_SQL.holdOpenBatch, [companyId, workType]);
     if (open && Number(open.item_count) < input.batchMaxItems) return Number(open.work_batch_id);
     if (open) await tx.run(BATCHES_SQL.closeBatch, [companyId, open.work_batch_id, now]);
     // Another transaction may open one first: the one-Open-batch index turns ours into nothing, and we look again.

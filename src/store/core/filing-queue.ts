@@ -56,7 +56,8 @@ export function filingQueueStore(db: DatabasePort): FilingQueuePart {
     queueBatches(companyId, now) {
       return db.transaction(async (tx) => {
         await tx.run(BATCHES_SQL.closeOpenBatches, [companyId, now]);
-        const batches = await tx.all<{ work_batch_id: Id }>(FILING_QUEUE_SQL.closedBatches, [companyId]);
+        const held = await tx.all<{ work_batch_id: Id }>(FILING_QUEUE_SQL.holdClosedBatches, [companyId]);
+        const batches = held.sort((a, b) => Number(a.work_batch_id) - Number(b.work_batch_id));
         for (const { work_batch_id: batchId } of batches) {
           const queued = await tx.run(FILING_QUEUE_SQL.queueBatchItems, [companyId, batchId, now]);
           await failOrphanedFollowUps(tx, companyId, batchId, now);
@@ -264,7 +265,7 @@ async function failOrphanedFollowUps(tx: Queryable, companyId: number, batchId: 
 
 /** The status lane's ready_at becomes its earliest Submitted item's next poll; it goes when it has none. */
 async function settleStatusLane(tx: Queryable, companyId: number, workType: string): Promise<void> {
-  if (!(await tx.one(FILING_QUEUE_SQL.lockStatusLane, [companyId, workType]))) return;
+  if (!(await tx.one(FILING_QUEUE_SQL.tryHoldStatusLane, [companyId, workType]))) return;
   const next = await tx.one<{ ready_at: string | Date | null }>(FILING_QUEUE_SQL.statusLaneReadyAt, [companyId, workType]);
   if (next?.ready_at == null) await tx.run(FILING_QUEUE_SQL.deleteStatusLane, [companyId, workType]);
   else await tx.run(FILING_QUEUE_SQL.setStatusLaneReadyAt, [companyId, workType, iso(next.ready_at)]);

@@ -9,10 +9,15 @@ import { statement } from "../port.ts";
 const NOT_PAUSED = "NOT EXISTS (SELECT 1 FROM bot_pauses p WHERE p.work_type = work_batches.work_type)";
 
 export const BATCHES_SQL = {
-  /** Holds the company's Open batch of the work type: intake appends to it under the same lock. */
-  lockOpenBatch: statement(
-    "lock_open_batch",
-    (d) => `SELECT work_batch_id, item_count FROM work_batches WHERE company_id = $1 AND work_type = $2 AND status = 'Open'${d.forUpdate}`,
+  /**
+   * Holds the company's Open batch of the work type: intake appends to it under the same lock. A
+   * write that changes nothing, not SELECT … FOR UPDATE: Citus serialises only writes with a shard
+   * move's cut-over, so a row lock taken by a read can be held on the old placement while the
+   * bot's close runs on the new one (docs/scaling.md §3.7).
+   */
+  holdOpenBatch: statement(
+    "hold_open_batch",
+    "UPDATE work_batches SET company_id = company_id WHERE company_id = $1 AND work_type = $2 AND status = 'Open' RETURNING work_batch_id, item_count",
   ),
   /** Nothing when another writer opened one meanwhile (the one-Open-batch index); then lock that one. */
   insertOpenBatch: statement(

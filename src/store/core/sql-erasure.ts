@@ -27,17 +27,22 @@ export const ERASURE_SQL = {
    */
   expiredOriginals: statement(
     "expired_originals",
-    (d) => `SELECT i.work_item_id, i.status, i.work_batch_id, i.created_at FROM work_items i
-      WHERE i.company_id = $1 AND i.completed_at IS NOT NULL AND i.completed_at <= $2 AND i.kind = 'create'
-        AND NOT EXISTS (SELECT 1 FROM work_items f WHERE f.company_id = $1 AND f.original_work_item_id = i.work_item_id
-                          AND (f.completed_at IS NULL OR f.completed_at > $2))
-      ORDER BY i.completed_at, i.work_item_id LIMIT $3${d.forUpdate}`,
+    (d) => `WITH expired AS (
+       SELECT i.work_item_id FROM work_items i
+        WHERE i.company_id = $1 AND i.completed_at IS NOT NULL AND i.completed_at <= $2 AND i.kind = 'create'
+          AND NOT EXISTS (SELECT 1 FROM work_items f WHERE f.company_id = $1 AND f.original_work_item_id = i.work_item_id
+                            AND (f.completed_at IS NULL OR f.completed_at > $2))
+        ORDER BY i.completed_at, i.work_item_id LIMIT $3${d.forUpdate})
+     UPDATE work_items SET company_id = company_id
+      WHERE company_id = $1 AND work_item_id IN (SELECT work_item_id FROM expired) AND completed_at IS NOT NULL AND completed_at <= $2
+      RETURNING work_item_id, status, work_batch_id, created_at`,
   ),
   /** The changes and withdrawals of the originals in $2, locked, with what tells whether they may go. */
   followUpsOf: statement(
     "follow_ups_of",
-    (d) => `SELECT work_item_id, original_work_item_id, status, work_batch_id, created_at, completed_at FROM work_items
-      WHERE company_id = $1 AND original_work_item_id IN (${d.idList("$2")})${d.forUpdate}`,
+    (d) => `UPDATE work_items SET company_id = company_id
+      WHERE company_id = $1 AND original_work_item_id IN (${d.idList("$2")})
+      RETURNING work_item_id, original_work_item_id, status, work_batch_id, created_at, completed_at`,
   ),
   /** SQLite only (StoreFlags.reusesIds): the largest delivery id of the items, to retire before they go. */
   largestDeliveryOf: statement(

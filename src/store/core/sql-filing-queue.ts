@@ -77,12 +77,19 @@ export const FILING_QUEUE_SQL = {
      GROUP BY company_id ORDER BY company_id`,
     { table: "work_batches", orderBy: ["company_id"] },
   ),
-  /** The company's Closed batches of work types not paused, locked in id order. */
-  closedBatches: statement(
-    "closed_batches",
-    (d) => `SELECT work_batch_id FROM work_batches b
-      WHERE b.company_id = $1 AND b.status = 'Closed' AND ${notPaused("b")}
-      ORDER BY b.work_batch_id${d.forUpdate}`,
+  /**
+   * The company's Closed batches of work types not paused, locked in id order (by a write that
+   * changes nothing: see BATCHES_SQL.holdOpenBatch). The caller takes them up in id order.
+   */
+  holdClosedBatches: statement(
+    "hold_closed_batches",
+    (d) => `WITH closed AS (
+       SELECT work_batch_id FROM work_batches b
+        WHERE b.company_id = $1 AND b.status = 'Closed' AND ${notPaused("b")}
+        ORDER BY b.work_batch_id${d.forUpdate})
+     UPDATE work_batches SET company_id = company_id
+      WHERE company_id = $1 AND work_batch_id IN (SELECT work_batch_id FROM closed) AND status = 'Closed'
+      RETURNING work_batch_id`,
   ),
   /**
    * The batch's New items join the queue, due from $3: every create, and a change or withdrawal
@@ -199,15 +206,21 @@ export const FILING_QUEUE_SQL = {
   claimLaneWithoutDeadline: claimLane("claim_lane_without_deadline", IN_LANE_WITHOUT_DEADLINE, 3),
   laneReadyAt: laneReadyAt("lane_ready_at", IN_LANE),
   laneWithoutDeadlineReadyAt: laneReadyAt("lane_without_deadline_ready_at", IN_LANE_WITHOUT_DEADLINE),
-  /** Holds the lane: whoever deletes it looks for its items only after this (see dropLaneIfEmpty). */
-  lockFilingLane: statement(
-    "lock_filing_lane",
-    (d) => `SELECT ready_at FROM filing_lanes WHERE company_id = $1 AND work_type = $2 AND deadline_at = $3${d.forUpdate}`,
+  /**
+   * Holds the lane: whoever deletes it looks for its items only after this (see dropLaneIfEmpty).
+   * A write that changes nothing (see BATCHES_SQL.holdOpenBatch).
+   */
+  holdFilingLane: statement(
+    "hold_filing_lane",
+    "UPDATE filing_lanes SET company_id = company_id WHERE company_id = $1 AND work_type = $2 AND deadline_at = $3 RETURNING ready_at",
   ),
-  /** As lockFilingLane, for a claim, which never waits for a lane: no row when another transaction holds it. */
-  tryLockFilingLane: statement(
-    "try_lock_filing_lane",
-    (d) => `SELECT ready_at FROM filing_lanes WHERE company_id = $1 AND work_type = $2 AND deadline_at = $3${d.forUpdateSkipLocked}`,
+  /** As holdFilingLane, for a claim, which never waits for a lane: no row when another transaction holds it. */
+  tryHoldFilingLane: statement(
+    "try_hold_filing_lane",
+    (d) => `WITH free AS (SELECT work_type FROM filing_lanes WHERE company_id = $1 AND work_type = $2 AND deadline_at = $3${d.forUpdateSkipLocked})
+     UPDATE filing_lanes SET company_id = company_id
+      WHERE company_id = $1 AND work_type IN (SELECT work_type FROM free) AND deadline_at = $3
+      RETURNING ready_at`,
   ),
   setLaneReadyAt: statement(
     "set_lane_ready_at",
@@ -250,9 +263,12 @@ export const FILING_QUEUE_SQL = {
     "SELECT MIN(next_attempt_at) AS ready_at FROM work_items WHERE company_id = $1 AND work_type = $2 AND status = 'Submitted'",
   ),
   /** Only a claim settles a status lane, and it never waits for one: no row when another claim holds it. */
-  lockStatusLane: statement(
-    "lock_status_lane",
-    (d) => `SELECT ready_at FROM status_lanes WHERE company_id = $1 AND work_type = $2${d.forUpdateSkipLocked}`,
+  tryHoldStatusLane: statement(
+    "try_hold_status_lane",
+    (d) => `WITH free AS (SELECT work_type FROM status_lanes WHERE company_id = $1 AND work_type = $2${d.forUpdateSkipLocked})
+     UPDATE status_lanes SET company_id = company_id
+      WHERE company_id = $1 AND work_type IN (SELECT work_type FROM free)
+      RETURNING ready_at`,
   ),
   setStatusLaneReadyAt: statement("set_status_lane_ready_at", "UPDATE status_lanes SET ready_at = $3 WHERE company_id = $1 AND work_type = $2"),
   deleteStatusLane: statement("delete_status_lane", "DELETE FROM status_lanes WHERE company_id = $1 AND work_type = $2"),

@@ -17,14 +17,17 @@ export const FOLLOW_UPS_SQL = {
   ),
 
 
-  /** The original, held until commit, with its batch's state and its withdrawals that have not failed. */
+  /**
+   * The original, held until commit (by a write that changes nothing: see
+   * BATCHES_SQL.holdOpenBatch), with its batch's state and its withdrawals that have not failed.
+   */
   lockOriginal: statement(
     "lock_original",
-    (d) => `SELECT ${ITEM_COLUMNS},
+    `UPDATE work_items SET company_id = company_id WHERE company_id = $1 AND work_item_id = $2
+      RETURNING ${ITEM_COLUMNS},
         (SELECT b.status FROM work_batches b WHERE b.company_id = $1 AND b.work_batch_id = work_items.work_batch_id) AS batch_status,
         (SELECT COUNT(*) FROM work_items w WHERE w.company_id = $1 AND w.original_work_item_id = $2 AND w.kind = 'withdraw'
-            AND w.status NOT IN ('Failed', 'Cancelled')) AS withdrawals_pending
-       FROM work_items WHERE company_id = $1 AND work_item_id = $2${d.forUpdate}`,
+            AND w.status NOT IN ('Failed', 'Cancelled')) AS withdrawals_pending`,
   ),
   insertFollowUp: statement(
     "insert_follow_up",
@@ -39,10 +42,11 @@ export const FOLLOW_UPS_SQL = {
       WHERE company_id = $1 AND work_item_id = $2 AND status = 'New'
       RETURNING ${MOVED_COLUMNS}`,
   ),
-  /** The bot's change or withdraw item, while it holds it ($3). */
+  /** The bot's change or withdraw item, while it holds it ($3), held until commit. */
   lockClaimedFollowUp: statement(
     "lock_claimed_follow_up",
-    (d) => `SELECT ${ITEM_COLUMNS} FROM work_items WHERE company_id = $1 AND work_item_id = $2 AND claimed_by = $3 AND status = 'InProgress'${d.forUpdate}`,
+    `UPDATE work_items SET company_id = company_id WHERE company_id = $1 AND work_item_id = $2 AND claimed_by = $3 AND status = 'InProgress'
+      RETURNING ${ITEM_COLUMNS}`,
   ),
   claimedFollowUpSucceeded: statement(
     "claimed_follow_up_succeeded",

@@ -21,7 +21,7 @@ export const OPERATOR_ACTIONS_SQL = {
   /** Holds a Failed item while it moves to another batch (the batch's count goes up first). */
   lockFailedItem: statement(
     "lock_failed_item",
-    (d) => `SELECT status FROM work_items WHERE company_id = $1 AND work_item_id = $2${d.forUpdate}`,
+    "UPDATE work_items SET company_id = company_id WHERE company_id = $1 AND work_item_id = $2 RETURNING status",
   ),
   /** Failed → New in its new batch, as if never filed: the history keeps what happened before. */
   retryItem: statement(

@@ -20,7 +20,7 @@ export const WEBHOOKS_SQL = {
   /** Holds the company's secrets until commit: a rotation reads the current one, then moves it. */
   lockWebhookSecrets: statement(
     "lock_webhook_secrets",
-    (d) => `SELECT webhook_secret FROM companies WHERE company_id = $1${d.forUpdate}`,
+    "UPDATE companies SET company_id = company_id WHERE company_id = $1 RETURNING webhook_secret",
   ),
   setWebhookSecrets: statement(
     "set_webhook_secrets",

@@ -28,12 +28,15 @@ export const WORK_ITEMS_SQL = {
       WHERE b.company_id = $1 AND b.work_batch_id = $2
       GROUP BY b.company_id, b.work_batch_id, i.status`,
   ),
-  /** Holds the item's batch until commit: the bot's close waits for a cancel, never half-way. */
+  /**
+   * Holds the item's batch until commit: the bot's close waits for a cancel, never half-way. A
+   * write that changes nothing (see BATCHES_SQL.holdOpenBatch).
+   */
   lockItemBatch: statement(
     "lock_item_batch",
-    (d) => `SELECT b.status FROM work_batches b
-     WHERE b.company_id = $1
-       AND b.work_batch_id = (SELECT i.work_batch_id FROM work_items i WHERE i.company_id = $1 AND i.work_item_id = $2)${d.forShare}`,
+    `UPDATE work_batches SET company_id = company_id
+      WHERE company_id = $1 AND work_batch_id = (SELECT i.work_batch_id FROM work_items i WHERE i.company_id = $1 AND i.work_item_id = $2)
+      RETURNING status`,
   ),
   cancelWorkItem: statement(
     "cancel_work_item",

@@ -184,7 +184,7 @@ export const laneDeadline = (deadlineAt: string | Date | null) => (deadlineAt ==
  */
 export async function dropFilingLaneIfEmpty(tx: Queryable, companyId: number, workType: string, deadlineAt: string | null, options: { skipLocked?: boolean } = {}): Promise<string | null> {
   const key = [companyId, workType, laneDeadline(deadlineAt)];
-  if (!(await tx.one(options.skipLocked ? FILING_QUEUE_SQL.tryLockFilingLane : FILING_QUEUE_SQL.lockFilingLane, key))) return null;
+  if (!(await tx.one(options.skipLocked ? FILING_QUEUE_SQL.tryHoldFilingLane : FILING_QUEUE_SQL.holdFilingLane, key))) return null;
   const next = deadlineAt === null
     ? await tx.one<{ ready_at: string | Date | null }>(FILING_QUEUE_SQL.laneWithoutDeadlineReadyAt, [companyId, workType])
     : await tx.one<{ ready_at: string | Date | null }>(FILING_QUEUE_SQL.laneReadyAt, key);

@@ -1,4 +1,4 @@
--- revision: 2
+-- revision: 3
 -- Intake of one group: the items of a group commit (store/postgres/appends.ts), each in a block of
 -- its own, so text PostgreSQL cannot hold fails that item alone. Migrations 0001, 0005, 0016 and
 -- 0018 defined it, each in full; from here on it is defined in this file only, and the migrator
@@ -46,29 +46,28 @@ BEGIN
       END IF;
 
       IF outcome IS NULL THEN
-        -- Insert-or-select the Open batch, locked until commit. Under READ COMMITTED a row
-        -- that another transaction closed meanwhile fails the re-check and is skipped, and the
-        -- partial unique index turns a racing second Open batch into DO NOTHING: loop and look again.
+        -- A place in the Open batch, counted and held until commit. Taken by a write (revision 3),
+        -- not SELECT … FOR UPDATE: Citus makes only writes wait for a shard move's cut-over, and a
+        -- row lock taken by a read could be held on the old placement while the bot closed the
+        -- batch on the new one, leaving this item in a batch already taken up. Under READ
+        -- COMMITTED a batch that another transaction closed meanwhile fails the re-check and is
+        -- skipped; none with room: a full one closes, and the next opens (the partial unique
+        -- index turns a racing second Open batch into DO NOTHING). Then look again.
         attempt := 0;
         LOOP
           attempt := attempt + 1;
           IF attempt > 20 THEN
             RAISE EXCEPTION 'no Open batch for company % after % attempts', it.company_id, attempt - 1 USING ERRCODE = '40001';
           END IF;
-          SELECT b.work_batch_id, b.item_count INTO open_batch
-            FROM work_batches b
-           WHERE b.company_id = it.company_id AND b.work_type = it.work_type AND b.status = 'Open'
-             FOR UPDATE;
-          EXIT WHEN FOUND AND open_batch.item_count < it.batch_max_items;
-          IF FOUND THEN
-            UPDATE work_batches b SET status = 'Closed', closed_at = now()
-             WHERE b.company_id = it.company_id AND b.work_batch_id = open_batch.work_batch_id;
-          END IF;
+          UPDATE work_batches b SET item_count = b.item_count + 1
+           WHERE b.company_id = it.company_id AND b.work_type = it.work_type AND b.status = 'Open' AND b.item_count < it.batch_max_items
+          RETURNING b.work_batch_id INTO open_batch;
+          EXIT WHEN FOUND;
+          UPDATE work_batches b SET status = 'Closed', closed_at = now()
+           WHERE b.company_id = it.company_id AND b.work_type = it.work_type AND b.status = 'Open' AND b.item_count >= it.batch_max_items;
           INSERT INTO work_batches AS b (company_id, work_type, status, created_at)
           VALUES (it.company_id, it.work_type, 'Open', now())
-          ON CONFLICT (company_id, work_type) WHERE status = 'Open' DO NOTHING
-          RETURNING b.work_batch_id, b.item_count INTO open_batch;
-          EXIT WHEN FOUND;
+          ON CONFLICT (company_id, work_type) WHERE status = 'Open' DO NOTHING;
         END LOOP;
 
         INSERT INTO work_items AS i (company_id, work_batch_id, work_type, status, customer_reference, document_reference,
@@ -76,8 +75,6 @@ BEGIN
         VALUES (it.company_id, open_batch.work_batch_id, it.work_type, 'New', it.customer_reference, it.document_reference,
                 it.webhook_url, requests[element_index]::json, it.deadline_at, now(), now(), it.trace_parent)
         RETURNING i.work_item_id INTO item_id;
-        UPDATE work_batches b SET item_count = b.item_count + 1
-         WHERE b.company_id = it.company_id AND b.work_batch_id = open_batch.work_batch_id;
         IF it.idempotency_key IS NOT NULL THEN
           -- A racing transaction with the same key blocks here until it ends, then this raises
           -- unique_violation: the handler below rolls this item back and answers with the winner's.
