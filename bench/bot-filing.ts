@@ -13,14 +13,24 @@
  *    a webhook receiver on loopback, and items added over HTTP at a steady rate: the time from
  *    sending the add to receiving its `workitem.succeeded` webhook, p50 and p99.
  *
+ * With `--store citus` the capacity pass runs on a Citus cluster of a coordinator and two worker
+ * nodes that the bench starts on this machine (scripts/citus-cluster.ts, ports 5460–5462,
+ * `citus.shard_count` 8) and removes afterwards; `--companies` spreads the items over that many
+ * companies, and so over the shard groups (SPEC §23 compares that with one PostgreSQL).
+ *
  *   npm run bench:bot-filing
  *   npm run bench:bot-filing -- --items 500 --latency-items 100 --store postgres
+ *   npm run bench:bot-filing -- --store citus --items 480 --companies 12 --concurrency 16 --latency-items 0
  *
  * Nothing is written to bench/results/; the table goes to stdout, progress to stderr.
  */
+import { mkdtempSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import pg from "pg";
 import type { AuthorityAdapter } from "../src/authority/protocol.ts";
 import { newWorkerId } from "../src/bot/authority.ts";
 import { createAuthorityGate } from "../src/bot/authority-gate.ts";
@@ -30,6 +40,8 @@ import { loadConfig } from "../src/config.ts";
 import { WORK_TYPE_AUTHORITY_RVDM } from "../src/domain/views.ts";
 import { forEachConcurrently } from "../src/lib/concurrency.ts";
 import { openStore } from "../src/store/open-store.ts";
+import { distributeSchema } from "../src/store/postgres/distribution.ts";
+import { citusMissing, clusterDown, clusterUp, databaseUrl, type ClusterOptions } from "../scripts/citus-cluster.ts";
 import { cliJson, startServer, stopAll, stopAllOnSignals } from "../scripts/lib/processes.ts";
 import { benchFlags, wholeNumber } from "./lib/args.ts";
 import { lengthOf } from "./lib/intervals.ts";
@@ -38,8 +50,10 @@ import { registrableItem, startSimulator } from "./lib/simulator.ts";
 import { postgresBenchStore, sqliteBenchStore, type BenchStore } from "./lib/stores.ts";
 
 const USAGE = `usage: npm run bench:bot-filing -- [flags]
-  --store S             sqlite or postgres (default sqlite)
+  --store S             sqlite, postgres or citus (default sqlite; citus starts a cluster of
+                        its own on ports 5460-5462, for the capacity pass only)
   --items N             items filed in the capacity pass (default 2000)
+  --companies N         companies the items are spread over (default 1)
   --latency-ms N        simulator latency per call (default 200)
   --concurrency N       AUTHORITY_MAX_CONCURRENCY (default 8)
   --bot-concurrency N   BOT_CONCURRENCY (default: the service's default)
@@ -55,6 +69,7 @@ function parseOptions(argv: string[]) {
   const values = benchFlags(argv, USAGE, {
     store: { type: "string", default: "sqlite" },
     items: { type: "string", default: "2000" },
+    companies: { type: "string", default: "1" },
     "latency-ms": { type: "string", default: "200" },
     concurrency: { type: "string", default: "8" },
     "bot-concurrency": { type: "string" },
@@ -63,10 +78,13 @@ function parseOptions(argv: string[]) {
     "postgres-url": { type: "string", default: process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test" },
   });
   const whole = wholeNumber;
-  if (values.store !== "sqlite" && values.store !== "postgres") throw new Error(`--store: sqlite or postgres, got ${JSON.stringify(values.store)}`);
+  if (values.store !== "sqlite" && values.store !== "postgres" && values.store !== "citus") throw new Error(`--store: sqlite, postgres or citus, got ${JSON.stringify(values.store)}`);
+  if (values.store === "citus" && citusMissing()) throw new Error(`--store citus: ${citusMissing()}`);
+  if (values.store === "citus" && values["latency-items"] !== "0") throw new Error("--store citus measures the capacity pass only: add --latency-items 0");
   return {
     store: values.store,
     items: whole("items", values.items, 1),
+    companies: whole("companies", values.companies, 1),
     latencyMs: whole("latency-ms", values["latency-ms"], 1),
     concurrency: whole("concurrency", values.concurrency, 1),
     botConcurrency: values["bot-concurrency"] === undefined ? undefined : whole("bot-concurrency", values["bot-concurrency"], 1),
@@ -77,8 +95,25 @@ function parseOptions(argv: string[]) {
 }
 type Options = ReturnType<typeof parseOptions>;
 
-const freshStore = (options: Options, label: string): Promise<BenchStore> =>
-  options.store === "sqlite" ? Promise.resolve(sqliteBenchStore(false)) : postgresBenchStore(options.postgresUrl, false, label);
+type FreshStore = Pick<BenchStore, "databaseUrl" | "cleanup">;
+
+const freshStore = (options: Options, label: string): Promise<FreshStore> =>
+  options.store === "citus" ? citusStore() : options.store === "sqlite" ? Promise.resolve(sqliteBenchStore(false)) : postgresBenchStore(options.postgresUrl, false, label);
+
+/** A coordinator and two workers of the bench's own, the schema made and distributed over 8 shard groups. */
+async function citusStore(): Promise<FreshStore> {
+  const cluster: ClusterOptions = { folder: mkdtempSync(join(tmpdir(), "wia-citus-bench-")), port: 5460, workers: 2 };
+  log("citus: starting a coordinator and two workers");
+  await clusterUp(cluster);
+  const url = databaseUrl(cluster);
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query("ALTER DATABASE test SET citus.shard_count = 8");
+  await admin.end();
+  await (await openStore({ kind: "postgres", url })).close();
+  await distributeSchema(url);
+  return { databaseUrl: url, cleanup: async () => clusterDown(cluster) };
+}
 
 /** The adapter, remembering when each call started and ended. */
 function timed(adapter: AuthorityAdapter) {
@@ -110,15 +145,16 @@ async function capacityPass(options: Options) {
   const sim = await startSimulator(options.latencyMs);
   const http = createHttpAuthorityAdapter({ baseUrl: sim.url, timeoutMs: 10_000 });
   try {
-    await store.createCompany({ companyId: 1, name: "Bot filing" });
-    log(`capacity: adding ${options.items} items on ${options.store}`);
+    const companies = Array.from({ length: options.companies }, (_, index) => index + 1);
+    for (const companyId of companies) await store.createCompany({ companyId, name: `Bot filing ${companyId}` });
+    log(`capacity: adding ${options.items} items of ${options.companies} companies on ${options.store}`);
     await forEachConcurrently(
       Array.from({ length: options.items }, (_, i) => i),
       32,
       async (i) => {
         const request = registrableItem(`filing-${i}`);
         const outcome = await store.addWorkItem({
-          companyId: 1,
+          companyId: companies[i % companies.length]!,
           workType: WORK_TYPE_AUTHORITY_RVDM,
           customerReference: String(request.customerReference),
           documentReference: null,
@@ -139,9 +175,10 @@ async function capacityPass(options: Options) {
     const capacity = (options.concurrency * 1000) / options.latencyMs;
     const callsPerSecond = ((calls.submit.length + calls.status.length) * 1000) / passMs;
     const filedPerSecond = (calls.submit.length * 1000) / lengthOf(calls.submit);
+    const { maxInFlight } = await sim.totals();
     const all = [...calls.submit, ...calls.status];
     const meanCallMs = all.reduce((sum, [s, e]) => sum + (e - s), 0) / all.length;
-    return { passMs, capacity, callsPerSecond, meanCallMs, filedPerSecond, decidedPerSecond: (options.items * 1000) / passMs, submits: calls.submit.length, statuses: calls.status.length };
+    return { passMs, capacity, callsPerSecond, meanCallMs, filedPerSecond, decidedPerSecond: (options.items * 1000) / passMs, submits: calls.submit.length, statuses: calls.status.length, maxInFlight };
   } finally {
     await http.close();
     await sim.close();
@@ -219,12 +256,13 @@ async function main(): Promise<void> {
   const capacity = await capacityPass(options);
   const round = (value: number, digits = 1) => value.toFixed(digits);
   const lines = [
-    `Bot filing on ${options.store}: ${options.items} items, simulator ${options.latencyMs} ms a call, ${options.concurrency} calls in flight (capacity ${round(capacity.capacity, 0)} calls/s)`,
+    `Bot filing on ${options.store}: ${options.items} items of ${options.companies} companies, simulator ${options.latencyMs} ms a call, ${options.concurrency} calls in flight (capacity ${round(capacity.capacity, 0)} calls/s)`,
     "",
     "| Measure | Value | Of capacity |",
     "|---|---|---|",
     `| One pass, New → Successful | ${round(capacity.passMs / 1000, 2)} s (${capacity.submits} submits, ${capacity.statuses} status requests) | |`,
     `| Mean call, as the bot saw it | ${round(capacity.meanCallMs)} ms | |`,
+    `| Calls in flight at most, as the simulator saw them | ${capacity.maxInFlight} | of ${options.concurrency} |`,
     `| Authority calls/s over the pass | ${round(capacity.callsPerSecond)} | ${round((100 * capacity.callsPerSecond) / capacity.capacity)}% |`,
     `| Items filed/s while submitting | ${round(capacity.filedPerSecond)} | ${round((100 * capacity.filedPerSecond) / capacity.capacity)}% |`,
     `| Items decided/s over the pass (two calls each) | ${round(capacity.decidedPerSecond)} | ${round((200 * capacity.decidedPerSecond) / capacity.capacity)}% of ${round(capacity.capacity / 2, 0)} |`,

@@ -26,8 +26,10 @@ export interface Statement {
  * live on one shard.
  */
 export interface AcrossCompanies {
-  /** The one tenant table it reads (by its plain name); every other table it names holds no tenant data. */
+  /** The tenant table it reads (by its plain name); every other table it names holds no tenant data, but `colocated`. */
   readonly table: string;
+  /** Other tenant tables it reads beside `table`, joined on company_id: each shard reads its own shard of them. */
+  readonly colocated?: readonly string[];
   /** Its ORDER BY, as columns it returns, ascending. */
   readonly orderBy: readonly string[];
   /** The 1-based parameter that holds its LIMIT, if it has one. */

@@ -61,8 +61,9 @@ for (const backend of await availableBackends()) {
         const second = await client.get(next.replace(/&amp;/g, "&"));
         assert.equal(second.statusCode, 200);
         const all = [...referencesInOrder(first.body), ...referencesInOrder(second.body)];
-        assert.equal(all.length, 59);
-        assert.equal(new Set(all).size, 59, "no item twice across the pages");
+        // Three or four of company 5's (Due today only before 21:00 UTC), and company 6's 55.
+        assert.equal(all.length, keys.length + 55);
+        assert.equal(new Set(all).size, keys.length + 55, "no item twice across the pages");
 
         const rows = await client.get("/console/work-items?companyId=5&sort=newest");
         assert.match(rows.body, /Early Farms <span class="muted">#5<\/span>/, "the company by its name");

@@ -19,6 +19,8 @@ import pg from "pg";
 import { citusMissing, clusterDown, clusterUp, databaseUrl, startNode, stopNode, type ClusterOptions } from "../../scripts/citus-cluster.ts";
 import { createKey } from "../../src/admin/admin.ts";
 import { startAuthoritySim, type AuthoritySim } from "../../src/authority-sim/server.ts";
+import { ERASURE_SQL } from "../../src/store/core/sql-erasure.ts";
+import { EVENTS_SQL } from "../../src/store/core/sql-events.ts";
 import { FILING_QUEUE_SQL } from "../../src/store/core/sql-filing-queue.ts";
 import { WEBHOOKS_SQL } from "../../src/store/core/sql-webhooks.ts";
 import { WORK_ITEMS_SQL } from "../../src/store/core/sql-work-items.ts";
@@ -119,6 +121,8 @@ describe("a Citus cluster of a coordinator and two workers", { skip: missing ?? 
       [WEBHOOKS_SQL.companiesWithDueDeliveries, [at, 10, 4]],
       [WEBHOOKS_SQL.companiesWithEndedDeliveries, [at, 5]],
       [WORK_ITEMS_SQL.companiesWithExpiredIdempotencyKeys, [at, 5]],
+      [ERASURE_SQL.companiesWithExpiredItems, [at, 5]],
+      [EVENTS_SQL.companiesWithExpiredEvents, [at, 5]],
     ];
     const fanOut = new ShardFanOut(url);
     try {
@@ -138,8 +142,9 @@ describe("a Citus cluster of a coordinator and two workers", { skip: missing ?? 
   type Add = { companyId: number; at: number; ms: number; status: number; retryAfter: string | null; workItemId?: number };
 
   /**
-   * An API process and two workers on the cluster, a token per company, and adds through the API,
-   * each recorded with its answer and how long it took.
+   * Two API processes and two workers on the cluster, a token per company, and adds through the
+   * companies' API process (every other company on each), each recorded with its answer and how
+   * long it took.
    */
   const startService = async () => {
     const env = {
@@ -156,17 +161,18 @@ describe("a Citus cluster of a coordinator and two workers", { skip: missing ?? 
       AUTHORITY_TIMEOUT_MS: "5000",
       BOT_LEASE_SECONDS: "15",
     };
-    const api = await startServer({ ...env, ROLE: "api" });
+    const apis = [await startServer({ ...env, ROLE: "api" }), await startServer({ ...env, ROLE: "api" })];
+    const apiOf = (companyId: number) => apis[COMPANIES.indexOf(companyId) % apis.length]!.baseUrl;
     const workers: ServerProcess[] = [await startServer({ ...env, ROLE: "worker" }), await startServer({ ...env, ROLE: "worker" })];
     const tokens = new Map<number, string>();
     for (const companyId of COMPANIES) {
       const key = await createKey(store, { companyId });
-      tokens.set(companyId, await bearerTokenFrom(api.baseUrl, key));
+      tokens.set(companyId, await bearerTokenFrom(apiOf(companyId), key));
     }
     const adds: Add[] = [];
     const add = async (companyId: number, reference: string): Promise<Add> => {
       const startedAt = Date.now();
-      const response = await fetch(`${api.baseUrl}/api/AuthorityRvdm/AddWorkItemCreate`, {
+      const response = await fetch(`${apiOf(companyId)}/api/AuthorityRvdm/AddWorkItemCreate`, {
         method: "POST",
         headers: { authorization: `Bearer ${tokens.get(companyId)}`, "content-type": "application/json" },
         body: JSON.stringify(validWorkItem({ customerReference: reference })),
@@ -197,17 +203,17 @@ describe("a Citus cluster of a coordinator and two workers", { skip: missing ?? 
     const filed = async (items: Add[]) => {
       let successful = 0;
       for (const item of items) {
-        const read = await fetch(`${api.baseUrl}/api/AuthorityRvdm/WorkItem/${item.workItemId}`, { headers: { authorization: `Bearer ${tokens.get(item.companyId)}` } });
+        const read = await fetch(`${apiOf(item.companyId)}/api/AuthorityRvdm/WorkItem/${item.workItemId}`, { headers: { authorization: `Bearer ${tokens.get(item.companyId)}` } });
         if (read.status === 200 && ((await read.json()) as { status: string }).status === "Successful") successful += 1;
       }
       return successful;
     };
     const stop = async () => {
-      for (const server of [api, ...workers]) assert.equal((await server.stop()).code, 0);
+      for (const server of [...apis, ...workers]) assert.equal((await server.stop()).code, 0);
       for (const [index, worker] of workers.entries()) writeFileSync(join(tmpdir(), `wia-citus-worker-${index + 1}.log`), worker.output());
-      writeFileSync(join(tmpdir(), "wia-citus-api.log"), api.output());
+      for (const [index, api] of apis.entries()) writeFileSync(join(tmpdir(), `wia-citus-api-${index + 1}.log`), api.output());
     };
-    return { api, workers, adds, add, load, filed, stop };
+    return { apis, workers, adds, add, load, filed, stop };
   };
   const allFiled = async () =>
     withClient(async (client) => Number((await client.query("SELECT COUNT(*) AS n FROM work_items WHERE status <> 'Successful'")).rows[0].n) === 0 || undefined);
@@ -246,7 +252,7 @@ describe("a Citus cluster of a coordinator and two workers", { skip: missing ?? 
 
   test("a worker node stopped under load: its companies' adds 503, everyone else's are added and filed; back, every add is filed once", async () => {
     await withClient((client) => client.query("SELECT citus_stat_statements_reset()"));
-    const { api, workers, adds, add, load, filed, stop } = await startService();
+    const { apis, workers, adds, add, load, filed, stop } = await startService();
     const live = COMPANIES.filter((companyId) => nodeOf.get(companyId) !== LOST_WORKER);
     const lost = COMPANIES.filter((companyId) => nodeOf.get(companyId) === LOST_WORKER);
 
@@ -275,7 +281,7 @@ describe("a Citus cluster of a coordinator and two workers", { skip: missing ?? 
     const firstAfterLoss = completions.find((at) => at > lostAt);
     const resumedMs = firstAfterLoss === undefined ? Number.POSITIVE_INFINITY : firstAfterLoss - lostAt;
     const longestGapMs = longestGap(completions);
-    for (const server of [api, ...workers]) assert.equal((await fetch(`${server.baseUrl}/readyz`)).status, 200, `${server.baseUrl} stays ready`);
+    for (const server of [...apis, ...workers]) assert.equal((await fetch(`${server.baseUrl}/readyz`)).status, 200, `${server.baseUrl} stays ready`);
     const gauge = async () => Math.max(...(await Promise.all(workers.map(async (worker) => metricValue(await (await fetch(`${worker.baseUrl}/metrics`)).text(), "work_item_api_store_shard_groups_unreachable")))));
     const unreachable = await gauge();
     assert.ok(unreachable > 0, "the gauge counts the shard groups out of reach");

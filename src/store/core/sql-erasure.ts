@@ -19,6 +19,7 @@ export const ERASURE_SQL = {
     `SELECT c.company_id FROM companies c
       WHERE EXISTS (SELECT 1 FROM work_items i WHERE i.company_id = c.company_id AND i.completed_at IS NOT NULL AND i.completed_at <= $1)
       ORDER BY c.company_id LIMIT $2`,
+    { table: "companies", colocated: ["work_items"], orderBy: ["company_id"], limitParameter: 2 },
   ),
   /**
    * Step 2: up to $3 of the company's creates finished at or before $2, oldest first, whose

@@ -34,6 +34,7 @@ export const EVENTS_SQL = {
     `SELECT s.company_id FROM event_sequences s
       WHERE EXISTS (SELECT 1 FROM events e WHERE e.company_id = s.company_id AND e.created_at <= $1)
       ORDER BY s.company_id LIMIT $2`,
+    { table: "event_sequences", colocated: ["events"], orderBy: ["company_id"], limitParameter: 2 },
   ),
   /** Step 2, one company at a time: at most $3 of its oldest expired events. */
   deleteExpiredEvents: statement(

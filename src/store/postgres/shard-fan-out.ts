@@ -83,10 +83,10 @@ export class ShardFanOut {
   /** The statement's rows from every node that answers. */
   async all<R>(statement: Statement, text: string, values: readonly unknown[]): Promise<R[]> {
     const across = statement.acrossCompanies!;
-    const nodes = await this.shardsByNode(across.table);
+    const nodes = await this.shardsByNode([across.table, ...(across.colocated ?? [])]);
     const answers = await Promise.allSettled(
       nodes.map(async (node) => {
-        const { rows } = await this.nodePool(node).query<{ rows: Row[] }>(nodeCommand(text, across.table, node.shards, values));
+        const { rows } = await this.nodePool(node).query<{ rows: Row[] }>(nodeCommand(text, node.shards, values));
         return rows[0]!.rows;
       }),
     );
@@ -101,15 +101,29 @@ export class ShardFanOut {
     return (limit === undefined ? rows : rows.slice(0, Math.max(0, limit))) as R[];
   }
 
-  /** Where the table's shards are, from the coordinator's metadata; read again after FAN_OUT_MS. */
-  private async shardsByNode(table: string): Promise<ShardsOfNode[]> {
-    const known = this.shardMaps.get(table);
+  /**
+   * Where the tables' shards are, from the coordinator's metadata, read again after FAN_OUT_MS:
+   * per node, each shard group's shard of every table (colocated shards share a hash range).
+   */
+  private async shardsByNode(tables: readonly string[]): Promise<ShardsOfNode[]> {
+    const key = tables.join(",");
+    const known = this.shardMaps.get(key);
     if (known && Date.now() < known.until) return known.nodes;
     this.pool ??= openPool({ connectionString: this.url });
     try {
-      const { rows } = await this.pool.query<ShardsOfNode>(SHARDS_BY_NODE, [table]);
-      this.shardMaps.set(table, { nodes: rows, until: Date.now() + FAN_OUT_MS });
-      return rows;
+      const { rows } = await this.pool.query<ShardRow>(SHARDS_OF_TABLES, [tables]);
+      const nodes = new Map<string, ShardsOfNode>();
+      for (const row of rows) {
+        const nodeKey = `${row.nodename}:${row.nodeport}`;
+        const node = nodes.get(nodeKey) ?? { nodename: row.nodename, nodeport: row.nodeport, shards: [] };
+        nodes.set(nodeKey, node);
+        let group = node.shards.find((each) => each.range === row.range);
+        if (!group) node.shards.push((group = { range: row.range, shardOf: new Map() }));
+        group.shardOf.set(row.table_name, row.shard);
+      }
+      const found = [...nodes.values()];
+      this.shardMaps.set(key, { nodes: found, until: Date.now() + FAN_OUT_MS });
+      return found;
     } catch (error) {
       throw new StoreUnavailableError("PostgreSQL does not answer", { cause: error });
     }
@@ -130,25 +144,41 @@ export class ShardFanOut {
   }
 }
 
+interface ShardRow {
+  table_name: string;
+  shard: string;
+  range: string;
+  nodename: string;
+  nodeport: number;
+}
+
+/** A shard group on one node: its hash range, and its shard of each table read. */
+interface ShardGroup {
+  range: string;
+  shardOf: Map<string, string>;
+}
+
 interface ShardsOfNode {
   nodename: string;
   nodeport: number;
-  shards: string[];
+  shards: ShardGroup[];
 }
 
 /**
- * Each node holding shards of the table (in the connection's schema), with those shards' names,
- * qualified: the node is asked once for all of them, on one connection.
+ * Every shard of the tables (in the connection's schema), qualified, with its hash range and its
+ * node: each node is asked once for all of its shard groups, on one connection.
  */
-const SHARDS_BY_NODE = `
-  SELECT n.nodename, n.nodeport, array_agg(shard_name(s.logicalrelid, s.shardid) ORDER BY s.shardid) AS shards
-    FROM pg_dist_shard s JOIN pg_dist_placement p ON p.shardid = s.shardid JOIN pg_dist_node n ON n.groupid = p.groupid
-   WHERE s.logicalrelid = (quote_ident(current_schema()) || '.' || quote_ident($1))::regclass AND n.noderole = 'primary'
-   GROUP BY n.nodename, n.nodeport ORDER BY n.nodename, n.nodeport`;
+const SHARDS_OF_TABLES = `
+  SELECT t.name AS table_name, shard_name(s.logicalrelid, s.shardid) AS shard, s.shardminvalue AS range, n.nodename, n.nodeport
+    FROM unnest($1::text[]) AS t(name)
+    JOIN pg_dist_shard s ON s.logicalrelid = (quote_ident(current_schema()) || '.' || quote_ident(t.name))::regclass
+    JOIN pg_dist_placement p ON p.shardid = s.shardid JOIN pg_dist_node n ON n.groupid = p.groupid
+   WHERE n.noderole = 'primary'
+   ORDER BY n.nodename, n.nodeport, s.shardminvalue::bigint, t.name`;
 
-/** One node's command: the statement on each of its shards, their rows together as one JSON array. */
-function nodeCommand(text: string, table: string, shards: string[], values: readonly unknown[]): string {
-  const parts = shards.map((shard) => `(${shardText(text, table, shard, values)})`).join(" UNION ALL ");
+/** One node's command: the statement on each of its shard groups, their rows together as one JSON array. */
+function nodeCommand(text: string, groups: ShardGroup[], values: readonly unknown[]): string {
+  const parts = groups.map((group) => `(${shardText(text, group.shardOf, values)})`).join(" UNION ALL ");
   return `SELECT coalesce(json_agg(q), '[]') AS rows FROM (${parts}) q`;
 }
 
@@ -159,15 +189,16 @@ function openPool(config: pg.PoolConfig): pg.Pool {
 }
 
 /**
- * The statement as one shard runs it: the shard's name for its tenant table, every other table
- * qualified with the shard's schema (the node does not have the service's search_path), the
- * parameters as literals.
+ * The statement as one shard group runs it: its shard's name for each tenant table it reads,
+ * every other table qualified with the shards' schema (the node does not have the service's
+ * search_path), the parameters as literals.
  */
-export function shardText(text: string, table: string, shard: string, values: readonly unknown[]): string {
+export function shardText(text: string, shardOf: ReadonlyMap<string, string>, values: readonly unknown[]): string {
+  const shard = [...shardOf.values()][0] ?? "";
   const schema = shard.includes(".") ? `${shard.slice(0, shard.indexOf("."))}.` : "";
   const names = TABLE_PLACEMENTS.map((placement) => placement.table).join("|");
   return text
-    .replace(new RegExp(`(?<![.\\w"])(${names})(?![\\w"])`, "g"), (name) => (name === table ? shard : `${schema}${name}`))
+    .replace(new RegExp(`(?<![.\\w"])(${names})(?![\\w"])`, "g"), (name) => shardOf.get(name) ?? `${schema}${name}`)
     .replace(/\$(\d+)/g, (_, index: string) => literal(values[Number(index) - 1]));
 }
 
