@@ -4,6 +4,7 @@
  * any of them issued. Answers are kept for at most CACHE_MS: a disabled operator, a reset
  * password or a sign-out on another process stops working within that time (the SPEC allows 5 s).
  */
+import { StoreUnavailableError } from "../store/errors.ts";
 import type { IdentitySignIn, Operator, ProviderIdentity, SignInDetail, Store } from "../store/store.ts";
 import { hashCredential, newOperatorId, newSessionId } from "./credentials.ts";
 import { decoyHash, refuseWhileHashingIsFull, verifyPassword } from "./passwords.ts";
@@ -100,7 +101,11 @@ export class OperatorAuth {
 
   private async touch(hash: string, entry: { lastSeenAt: number }, now: number): Promise<void> {
     entry.lastSeenAt = now;
-    await this.store.touchOperatorSession(hash, new Date(now).toISOString());
+    // Best effort: on Citus this reference table is written on every node, and one lost node must
+    // not sign every operator out (SPEC §23). This process keeps the session's idle clock meanwhile.
+    await this.store.touchOperatorSession(hash, new Date(now).toISOString()).catch((error: unknown) => {
+      if (!(error instanceof StoreUnavailableError)) throw error;
+    });
   }
 
   private remember<T extends Remembered>(cache: Map<string, T>, hash: string, entry: T | undefined): void {

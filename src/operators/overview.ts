@@ -31,6 +31,11 @@ export interface Overview {
     /** Why filing stopped, when the authority refused our calls themselves; null otherwise. */
     breakerReason: string | null;
   };
+  /**
+   * Shard groups of a Citus store whose worker node did not answer these reads (SPEC §23): their
+   * companies are missing from the lists and the counts. 0 on one PostgreSQL or SQLite.
+   */
+  shardGroupsUnreachable: number;
 }
 
 export async function buildOverview(store: Store, config: Pick<Config, "botSchedule">, now: Date = new Date()): Promise<Overview> {
@@ -50,6 +55,7 @@ export async function buildOverview(store: Store, config: Pick<Config, "botSched
     deadlines,
     throughput: everyHour(hourly, firstHour),
     bot: { submittedLastHour, lastPass: lastPass ?? null, nextPassAt: next ? next.toISOString() : null, pausedWorkTypes, breaker: breaker.state, breakerReason: breaker.reason },
+    shardGroupsUnreachable: store.shardGroupsUnreachable(),
   };
 }
 

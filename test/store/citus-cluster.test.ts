@@ -19,17 +19,24 @@ import { after, before, describe, test } from "node:test";
 import pg from "pg";
 import { citusMissing, clusterDown, clusterUp, databaseUrl, startNode, stopNode, type ClusterOptions } from "../../scripts/citus-cluster.ts";
 import { createKey } from "../../src/admin/admin.ts";
+import { buildApp } from "../../src/app.ts";
+import { loadConfig } from "../../src/config.ts";
+import { createOperatorAccount } from "../../src/operators/accounts.ts";
 import { startAuthoritySim, type AuthoritySim } from "../../src/authority-sim/server.ts";
 import { ERASURE_SQL } from "../../src/store/core/sql-erasure.ts";
 import { EVENTS_SQL } from "../../src/store/core/sql-events.ts";
 import { FILING_QUEUE_SQL } from "../../src/store/core/sql-filing-queue.ts";
+import { OPERATOR_READS_SQL } from "../../src/store/core/sql-operator-reads.ts";
 import { WEBHOOKS_SQL } from "../../src/store/core/sql-webhooks.ts";
 import { WORK_ITEMS_SQL } from "../../src/store/core/sql-work-items.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { distributeSchema, TABLE_PLACEMENTS } from "../../src/store/postgres/distribution.ts";
+import { postgresDialect } from "../../src/store/postgres/postgres-port.ts";
 import { ShardFanOut } from "../../src/store/postgres/shard-fan-out.ts";
 import type { Statement } from "../../src/store/port.ts";
 import type { Store } from "../../src/store/store.ts";
+import { signedInClient } from "../helpers/console-session.ts";
+import { createTestOperator } from "../helpers/operators.ts";
 import { bearerTokenFrom, startServer, stopAll, type ServerProcess } from "../helpers/processes.ts";
 import { metricValue } from "../helpers/prometheus.ts";
 import { addItems } from "../helpers/store-items.ts";
@@ -113,6 +120,7 @@ describe("a Citus cluster of a coordinator and two workers", { skip: missing ?? 
       await store.queueBatches(companyId, new Date(now).toISOString());
     }
     const at = new Date(now + 1000).toISOString();
+    const dayAgo = new Date(now - 86_400_000).toISOString();
     const reads: Array<[Statement, unknown[]]> = [
       [FILING_QUEUE_SQL.companiesWithBotWork, []],
       [FILING_QUEUE_SQL.onTimeLanes, [at, at, "9999-12-31T00:00:00.000Z", 7]],
@@ -124,14 +132,34 @@ describe("a Citus cluster of a coordinator and two workers", { skip: missing ?? 
       [WORK_ITEMS_SQL.companiesWithExpiredIdempotencyKeys, [at, 5]],
       [ERASURE_SQL.companiesWithExpiredItems, [at, 5]],
       [EVENTS_SQL.companiesWithExpiredEvents, [at, 5]],
+      // The operators' overview: rows per company, in no order, added up by the caller.
+      [OPERATOR_READS_SQL.overviewCompanies, []],
+      [OPERATOR_READS_SQL.overviewCounts, []],
+      [OPERATOR_READS_SQL.overviewOpenBatchItems, []],
+      [OPERATOR_READS_SQL.overviewNewItems, []],
+      [OPERATOR_READS_SQL.overviewInProgressItems, []],
+      [OPERATOR_READS_SQL.overviewRecentFailures, [dayAgo]],
+      [OPERATOR_READS_SQL.overviewSubmittedSince, [dayAgo]],
+      [OPERATOR_READS_SQL.overviewOverdue, [at]],
+      [OPERATOR_READS_SQL.overviewDeadlines, [at, 3]],
+      [OPERATOR_READS_SQL.activitySince, [dayAgo]],
+      [OPERATOR_READS_SQL.hourlyActivity, [dayAgo]],
+      [WEBHOOKS_SQL.pendingDeliveriesByCompany, []],
     ];
     const fanOut = new ShardFanOut(url);
     try {
       for (const [statement, values] of reads) {
-        const text = typeof statement.text === "string" ? statement.text : assert.fail(`${statement.name} differs by dialect`);
+        const text = typeof statement.text === "string" ? statement.text : statement.text(postgresDialect);
         const across = await withClient(async (client) => (await client.query({ text, values })).rows);
         const byShard = await fanOut.all<Record<string, unknown>>(statement, text, values);
-        assert.deepEqual(byShard.map(normalised), across.map(normalised), statement.name);
+        if (statement === OPERATOR_READS_SQL.overviewDeadlines) {
+          assert.deepEqual(deadlineLoads(byShard, 3), deadlineLoads(across, 3), statement.name);
+          assert.ok(across.length > 1, `${statement.name} has deadlines to compare`);
+        } else if (statement.acrossCompanies!.orderBy.length === 0) {
+          assert.deepEqual(inAnyOrder(byShard), inAnyOrder(across), statement.name);
+        } else {
+          assert.deepEqual(byShard.map(normalised), across.map(normalised), statement.name);
+        }
         if ([FILING_QUEUE_SQL.companiesWithBotWork, FILING_QUEUE_SQL.onTimeLanes, FILING_QUEUE_SQL.lateLanes, FILING_QUEUE_SQL.lanesWithoutDeadline].includes(statement)) assert.ok(across.length > 0, `${statement.name} has rows to compare`);
       }
       assert.equal(fanOut.shardGroupsUnreachable, 0);
@@ -253,6 +281,11 @@ describe("a Citus cluster of a coordinator and two workers", { skip: missing ?? 
 
   test("a worker node stopped under load: its companies' adds 503, everyone else's are added and filed; back, every add is filed once", async () => {
     await withClient((client) => client.query("SELECT citus_stat_statements_reset()"));
+    const operator = await createTestOperator(store, "viewer");
+    // The console, in this process on the test's store, signed in while every node is up.
+    const consoleApp = await buildApp(loadConfig({ DATABASE_URL: url, JWT_SECRET: TEST_JWT_SECRET, LOG_LEVEL: "silent" }), { store });
+    const viewer = await createOperatorAccount(store, { email: "citus-viewer@ops.example", role: "viewer" });
+    const consoleClient = await signedInClient(consoleApp, viewer.email, viewer.password);
     const { apis, workers, adds, add, load, filed, stop } = await startService();
     const live = COMPANIES.filter((companyId) => nodeOf.get(companyId) !== LOST_WORKER);
     const lost = COMPANIES.filter((companyId) => nodeOf.get(companyId) === LOST_WORKER);
@@ -288,6 +321,17 @@ describe("a Citus cluster of a coordinator and two workers", { skip: missing ?? 
     const gauge = async () => Math.max(...(await Promise.all(workers.map(async (worker) => metricValue(await (await fetch(`${worker.baseUrl}/metrics`)).text(), "work_item_api_store_shard_groups_unreachable")))));
     const unreachable = await gauge();
     assert.ok(unreachable > 0, "the gauge counts the shard groups out of reach");
+    // The operators' overview answers with the companies it reaches, and says how many shard groups it does not.
+    const overviewAnswer = await fetch(`${apis[0]!.baseUrl}/api/Operator/Overview`, { headers: { authorization: `Bearer ${operator.token}` } });
+    assert.equal(overviewAnswer.status, 200, await overviewAnswer.clone().text());
+    const overview = (await overviewAnswer.json()) as { companies: Array<{ companyId: number }>; shardGroupsUnreachable: number };
+    assert.ok(overview.shardGroupsUnreachable > 0, "the overview says shard groups are out of reach");
+    const listed = overview.companies.map((company) => company.companyId).filter((companyId) => COMPANIES.includes(companyId));
+    assert.deepEqual(listed.sort(), [...live].sort(), "the overview lists the live node's companies, and only those");
+    const consolePage = await consoleClient.get("/console/");
+    assert.equal(consolePage.statusCode, 200, consolePage.body.slice(0, 500));
+    assert.match(consolePage.body, /shard groups? of the store do not answer/, "the console's overview says what it leaves out");
+    await consoleApp.close();
 
     startNode(cluster, LOST_WORKER);
     const backAt = Date.now();
@@ -389,6 +433,24 @@ async function multiShardStatements(url: string): Promise<string[]> {
   } finally {
     await client.end();
   }
+}
+
+/** Rows compared as a set: a read without ORDER BY answers in any order. */
+function inAnyOrder(rows: Array<Record<string, unknown>>): string[] {
+  return rows.map((row) => JSON.stringify(normalised(row))).sort();
+}
+
+/** The overview's deadlines as its caller adds them up (core/operator-reads.ts): per deadline, the first `limit`. */
+function deadlineLoads(rows: Array<Record<string, unknown>>, limit: number): string[] {
+  const loads = new Map<string, [number, number]>();
+  for (const row of rows) {
+    const key = row.deadline_at === null ? "overdue" : (row.deadline_at as Date).toISOString();
+    const [items, companies] = loads.get(key) ?? [0, 0];
+    loads.set(key, [items + Number(row.unsubmitted), companies + Number(row.company_count)]);
+  }
+  const overdue = loads.get("overdue");
+  loads.delete("overdue");
+  return [`overdue ${overdue}`, ...[...loads].sort(([a], [b]) => a.localeCompare(b)).slice(0, limit).map(([key, load]) => `${key} ${load}`)];
 }
 
 /** A row as compared: dates as instants, numbers as numbers (pg gives bigints as text, JSON as numbers). */

@@ -79,13 +79,21 @@ export function operatorReadsStore(db: DatabasePort): OperatorReadsStore {
     },
 
     async deadlineOverview({ now, limit }) {
-      const rows = await db.all<{ deadline_at: string | Date | null; unsubmitted: Id; companies: Id }>(OPERATOR_READS_SQL.overviewDeadlines, [now, limit]);
-      const overview: DeadlineOverview = { overdue: 0, next: [] };
+      const rows = await db.all<{ deadline_at: string | Date | null; unsubmitted: Id; company_count: Id }>(OPERATOR_READS_SQL.overviewDeadlines, [now, limit]);
+      // One row per deadline, or (node by node on Citus) one per deadline and shard group, added up here.
+      let overdue = 0;
+      const next = new Map<string, { unsubmitted: number; companies: number }>();
       for (const row of rows) {
-        if (row.deadline_at === null) overview.overdue = Number(row.unsubmitted);
-        else overview.next.push({ deadlineAt: iso(row.deadline_at), unsubmitted: Number(row.unsubmitted), companies: Number(row.companies) });
+        if (row.deadline_at === null) {
+          overdue += Number(row.unsubmitted);
+          continue;
+        }
+        const deadlineAt = iso(row.deadline_at);
+        const known = next.get(deadlineAt) ?? { unsubmitted: 0, companies: 0 };
+        next.set(deadlineAt, { unsubmitted: known.unsubmitted + Number(row.unsubmitted), companies: known.companies + Number(row.company_count) });
       }
-      return overview;
+      const earliest = [...next.entries()].sort(([a], [b]) => Date.parse(a) - Date.parse(b)).slice(0, limit);
+      return { overdue, next: earliest.map(([deadlineAt, load]) => ({ deadlineAt, ...load })) } satisfies DeadlineOverview;
     },
 
     async countSubmittedSince(since) {

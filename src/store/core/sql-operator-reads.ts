@@ -39,13 +39,17 @@ export const OPERATOR_READS_SQL = {
   lastBotPass: statement("last_bot_pass", "SELECT started_at, finished_at, submitted, succeeded, failed, retried FROM bot_last_pass"),
 
   /** Across companies, the overview: every company. */
-  overviewCompanies: statement("overview_companies", "SELECT company_id, name FROM companies ORDER BY company_id"),
+  overviewCompanies: statement("overview_companies", "SELECT company_id, name FROM companies ORDER BY company_id", { table: "companies", orderBy: ["company_id"] }),
   /** Across companies, the overview: the counters the work_items triggers keep (migration 0009), New items left out. */
-  overviewCounts: statement("overview_counts", "SELECT company_id, status, item_count FROM company_item_counts WHERE item_count <> 0"),
+  overviewCounts: statement("overview_counts", "SELECT company_id, status, item_count FROM company_item_counts WHERE item_count <> 0", {
+    table: "company_item_counts",
+    orderBy: [],
+  }),
   /** Across companies, the overview: items in Open batches, through the batch status index. */
   overviewOpenBatchItems: statement(
     "overview_open_batch_items",
     "SELECT company_id, SUM(item_count) AS items FROM work_batches WHERE status = 'Open' GROUP BY company_id",
+    { table: "work_batches", orderBy: [] },
   ),
   /**
    * Across companies, the overview: the New items and the oldest of them, found through the
@@ -58,6 +62,7 @@ export const OPERATOR_READS_SQL = {
        JOIN work_items i ON i.company_id = b.company_id AND i.work_batch_id = b.work_batch_id
       WHERE b.status IN ('Open', 'Closed', 'Processing') AND i.status = 'New'
       GROUP BY i.company_id`,
+    { table: "work_batches", colocated: ["work_items"], orderBy: [] },
   ),
   /**
    * Across companies, the overview: the items being filed (InProgress), not counted either: a
@@ -69,6 +74,7 @@ export const OPERATOR_READS_SQL = {
   overviewInProgressItems: statement(
     "overview_in_progress_items",
     "SELECT company_id, COUNT(*) AS items FROM work_items WHERE status = 'InProgress' AND status <> 'New' GROUP BY company_id",
+    { table: "work_items", orderBy: [] },
   ),
   /**
    * Across companies, the overview: failures since $1, read from the partial index of failed
@@ -80,20 +86,24 @@ export const OPERATOR_READS_SQL = {
     "overview_recent_failures",
     `WITH failed AS MATERIALIZED (SELECT company_id FROM work_items WHERE status = 'Failed' AND completed_at >= $1)
      SELECT company_id, COUNT(*) AS failed FROM failed GROUP BY company_id`,
+    { table: "work_items", orderBy: [] },
   ),
   /**
    * Across companies, the overview's deadlines (SPEC §14): the New items past their deadline
    * ($1 is now; deadline_at NULL), then the next $2 deadlines with the New items due at each and
    * their companies, from the partial index of New items by deadline alone (migration 0011).
+   * Node by node (a lost Citus node) each shard group answers for its own companies: the caller
+   * adds up the rows of one deadline (a company is on one shard group only) and takes the first $2.
    */
   overviewDeadlines: statement(
     "overview_deadlines",
-    `SELECT NULL AS deadline_at, COUNT(*) AS unsubmitted, COUNT(DISTINCT company_id) AS companies
+    `SELECT NULL AS deadline_at, COUNT(*) AS unsubmitted, COUNT(DISTINCT company_id) AS company_count
        FROM work_items WHERE status = 'New' AND deadline_at < $1
      UNION ALL
-     SELECT * FROM (SELECT deadline_at, COUNT(*) AS unsubmitted, COUNT(DISTINCT company_id) AS companies
+     SELECT * FROM (SELECT deadline_at, COUNT(*) AS unsubmitted, COUNT(DISTINCT company_id) AS company_count
                       FROM work_items WHERE status = 'New' AND deadline_at >= $1
                      GROUP BY deadline_at ORDER BY deadline_at LIMIT $2) next_deadlines`,
+    { table: "work_items", orderBy: [] },
   ),
   /**
    * Across companies, the overview: items filed with the authority since $1, per company, read
@@ -103,6 +113,7 @@ export const OPERATOR_READS_SQL = {
     "overview_submitted_since",
     `WITH filed AS MATERIALIZED (SELECT company_id FROM work_items WHERE submitted_at >= $1)
      SELECT company_id, COUNT(*) AS submitted FROM filed GROUP BY company_id`,
+    { table: "work_items", orderBy: [] },
   ),
 
   /** Across companies, the overview: New items past their deadline ($1 is now), from the index of New items by deadline (migration 0011). */
@@ -110,6 +121,7 @@ export const OPERATOR_READS_SQL = {
     "overview_overdue",
     `WITH overdue AS MATERIALIZED (SELECT company_id FROM work_items WHERE status = 'New' AND deadline_at < $1)
      SELECT company_id, COUNT(*) AS overdue FROM overdue GROUP BY company_id`,
+    { table: "work_items", orderBy: [] },
   ),
   /** Across companies, the overview's activity since $1 (SPEC §16), in all. */
   activitySince: activityStatement("activity_since", false),
@@ -141,5 +153,5 @@ function activityStatement(name: string, perHour: boolean): Statement {
     );
     const counts = measures.map(([measure]) => `SELECT '${measure}' AS measure, hour, company_id, COUNT(*) AS items FROM ${measure} GROUP BY hour, company_id`);
     return `WITH ${ranges.join(",\n     ")}\n${counts.join("\n UNION ALL ")}`;
-  });
+  }, { table: "work_items", colocated: ["webhook_outbox", "webhook_delivery_attempts"], orderBy: [] });
 }

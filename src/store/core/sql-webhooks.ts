@@ -123,5 +123,6 @@ export const WEBHOOKS_SQL = {
     `SELECT company_id, COUNT(*) AS pending,
             SUM(CASE WHEN attempts > 0 AND (last_status IS NULL OR last_status NOT BETWEEN 200 AND 299) THEN 1 ELSE 0 END) AS retrying
        FROM webhook_outbox WHERE status = 'Pending' GROUP BY company_id`,
+    { table: "webhook_outbox", orderBy: [] },
   ),
 } as const;

@@ -86,6 +86,9 @@ export const OperatorOverview = Type.Object(
         }),
       ),
     }),
+    shardGroupsUnreachable: Count(
+      "shard groups of a Citus store whose worker node does not answer: their companies are missing from companies, deadlines and throughput until it is back; 0 on one PostgreSQL or SQLite",
+    ),
   },
   {
     title: "OperatorOverview",
@@ -128,6 +131,7 @@ export const OperatorOverview = Type.Object(
           breaker: "closed",
           breakerReason: null,
         },
+        shardGroupsUnreachable: 0,
       },
     ],
   },
