@@ -93,7 +93,7 @@ function liveOverview(overview: Overview, recent: RecentActivity, erasures: Comp
   return html`<div id="overview-live" data-refresh="/console/overview/live" data-refresh-seconds="30">
 <p class="muted" aria-live="off">As of ${time(now.toISOString(), viewer.timeZone)}; refreshed every 30 seconds.</p>
 ${overview.shardGroupsUnreachable > 0
-    ? html`<p class="problem" role="status">${count(overview.shardGroupsUnreachable)} ${overview.shardGroupsUnreachable === 1 ? "shard group" : "shard groups"} of the store do not answer: the companies on ${overview.shardGroupsUnreachable === 1 ? "it" : "them"} are left out of this page, and their adds are refused until the node is back.</p>`
+    ? html`<div class="attention" role="status"><p><strong>${count(overview.shardGroupsUnreachable)} ${overview.shardGroupsUnreachable === 1 ? "shard group" : "shard groups"} of the store do not answer.</strong> The companies on ${overview.shardGroupsUnreachable === 1 ? "it" : "them"} are left out of this page, and their adds are refused until the node is back.</p></div>`
     : ""}
 ${attentionSection(overview)}
 ${erasuresSection(erasures, viewer)}

@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { after, before, describe, test } from "node:test";
 import pg from "pg";
+import { chromium } from "playwright-core";
 import { citusMissing, clusterDown, clusterUp, databaseUrl, startNode, stopNode, type ClusterOptions } from "../../scripts/citus-cluster.ts";
 import { createKey } from "../../src/admin/admin.ts";
 import { buildApp } from "../../src/app.ts";
@@ -35,6 +36,7 @@ import { postgresDialect } from "../../src/store/postgres/postgres-port.ts";
 import { ShardFanOut } from "../../src/store/postgres/shard-fan-out.ts";
 import type { Statement } from "../../src/store/port.ts";
 import type { Store } from "../../src/store/store.ts";
+import { CHROMIUM_PATH, chromiumAvailable, seriousAxeViolations, signedInPage } from "../helpers/console-scene.ts";
 import { signedInClient } from "../helpers/console-session.ts";
 import { createTestOperator } from "../helpers/operators.ts";
 import { bearerTokenFrom, startServer, stopAll, type ServerProcess } from "../helpers/processes.ts";
@@ -286,6 +288,9 @@ describe("a Citus cluster of a coordinator and two workers", { skip: missing ?? 
     const consoleApp = await buildApp(loadConfig({ DATABASE_URL: url, JWT_SECRET: TEST_JWT_SECRET, LOG_LEVEL: "silent" }), { store });
     const viewer = await createOperatorAccount(store, { email: "citus-viewer@ops.example", role: "viewer" });
     const consoleClient = await signedInClient(consoleApp, viewer.email, viewer.password);
+    const browser = chromiumAvailable() ? await chromium.launch({ executablePath: CHROMIUM_PATH }) : undefined;
+    const consoleUrl = await consoleApp.listen({ host: "127.0.0.1", port: 0 });
+    const browserPage = browser && (await signedInPage({ baseUrl: consoleUrl, admin: viewer, browser }));
     const { apis, workers, adds, add, load, filed, stop } = await startService();
     const live = COMPANIES.filter((companyId) => nodeOf.get(companyId) !== LOST_WORKER);
     const lost = COMPANIES.filter((companyId) => nodeOf.get(companyId) === LOST_WORKER);
@@ -330,7 +335,14 @@ describe("a Citus cluster of a coordinator and two workers", { skip: missing ?? 
     assert.deepEqual(listed.sort(), [...live].sort(), "the overview lists the live node's companies, and only those");
     const consolePage = await consoleClient.get("/console/");
     assert.equal(consolePage.statusCode, 200, consolePage.body.slice(0, 500));
-    assert.match(consolePage.body, /shard groups? of the store do not answer/, "the console's overview says what it leaves out");
+    assert.match(consolePage.body, /shard groups? of the store do not answer\./, "the console's overview says what it leaves out");
+    if (browserPage) {
+      await browserPage.goto(`${consoleUrl}/console`);
+      await browserPage.getByText(/shard groups? of the store do not answer\./).waitFor();
+      await browserPage.screenshot({ path: join(tmpdir(), "wia-citus-overview.png") });
+      assert.deepEqual(await seriousAxeViolations(browserPage), [], "the Overview with a node lost has no serious accessibility finding");
+    }
+    await browser?.close();
     await consoleApp.close();
 
     startNode(cluster, LOST_WORKER);
