@@ -28,7 +28,11 @@ export interface Statement {
 export interface AcrossCompanies {
   /** The tenant table it reads (by its plain name); every other table it names holds no tenant data, but `colocated`. */
   readonly table: string;
-  /** Other tenant tables it reads beside `table`, joined on company_id: each shard reads its own shard of them. */
+  /**
+   * Other tenant tables it reads beside `table`, joined on company_id: each shard reads its own
+   * shard of them. Node by node, every word of the text that names a table is rewritten to a shard
+   * or schema-qualified name, so no alias or column may be called like a table.
+   */
   readonly colocated?: readonly string[];
   /** Its ORDER BY, as columns it returns, ascending. */
   readonly orderBy: readonly string[];

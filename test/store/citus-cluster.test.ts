@@ -36,7 +36,7 @@ import { postgresDialect } from "../../src/store/postgres/postgres-port.ts";
 import { ShardFanOut } from "../../src/store/postgres/shard-fan-out.ts";
 import type { Statement } from "../../src/store/port.ts";
 import type { Store } from "../../src/store/store.ts";
-import { CHROMIUM_PATH, chromiumAvailable, seriousAxeViolations, signedInPage } from "../helpers/console-scene.ts";
+import { CHROMIUM_PATH, chromiumAvailable, fitsViewportWidth, PHONE, seriousAxeViolations, signedInPage } from "../helpers/console-scene.ts";
 import { signedInClient } from "../helpers/console-session.ts";
 import { createTestOperator } from "../helpers/operators.ts";
 import { bearerTokenFrom, startServer, stopAll, type ServerProcess } from "../helpers/processes.ts";
@@ -341,6 +341,9 @@ describe("a Citus cluster of a coordinator and two workers", { skip: missing ?? 
       await browserPage.getByText(/shard groups? of the store do not answer\./).waitFor();
       await browserPage.screenshot({ path: join(tmpdir(), "wia-citus-overview.png") });
       assert.deepEqual(await seriousAxeViolations(browserPage), [], "the Overview with a node lost has no serious accessibility finding");
+      await browserPage.setViewportSize(PHONE);
+      assert.ok(await fitsViewportWidth(browserPage), "on a phone the Overview needs no sideways scrolling");
+      await browserPage.screenshot({ path: join(tmpdir(), "wia-citus-overview-phone.png") });
     }
     await browser?.close();
     await consoleApp.close();

@@ -30,9 +30,8 @@ const addGroup = (() => {
     applyConnectionPragmas(db);
     return createIntake(db);
   } catch (error) {
-    // Closed before the thread ends with the error: a statement the thread's end leaves to the
-    // garbage collector aborts the whole process in better-sqlite3's destructor, and the error
-    // is never seen.
+    // Closed before the thread ends with the error, rather than leaving the connection and its
+    // statements to the garbage collector of an ending thread.
     db.close();
     throw error;
   }

@@ -3,9 +3,8 @@ import type Database from "better-sqlite3";
 
 export function applyConnectionPragmas(db: Database.Database): void {
   // First: a connection that turns a new file to WAL, or finds another connection recovering it,
-  // needs a lock the other may hold. Without a timeout set yet it failed at once with
-  // SQLITE_BUSY, and the intake writer thread, opening beside the main connection at start-up,
-  // died of it now and then (the image test's container, exit 134).
+  // needs a lock the other may hold. Without a timeout set yet it fails at once with SQLITE_BUSY,
+  // which the intake writer thread, opening beside the main connection at start-up, can meet.
   db.pragma("busy_timeout = 5000");
   db.pragma("journal_mode = WAL");
   // FULL: a commit returns only after the WAL is fsync'd, so an acknowledged item survives a crash,
